@@ -1,0 +1,271 @@
+package texpr
+
+import "fmt"
+
+// Event is one sampling event: the truth of every declared predicate (bit i
+// for predicate i), its timestamp, and an opaque reference to its source that
+// verdicts hand back (an index into the caller's own table).
+type Event struct {
+	Bits uint64
+	Time int64
+	Ref  int
+}
+
+// MaxPredicates is the number of predicates an Event can carry.
+const MaxPredicates = 64
+
+// EndPolicy decides what an evaluation still live at the end of the sequence
+// means (spec §5).
+type EndPolicy int
+
+const (
+	// EndInconclusive reports a live evaluation without a match as PENDING.
+	EndInconclusive EndPolicy = iota
+	// EndFail makes a live always-evaluation without a match a FAILURE at the
+	// last cycle: the strong reading, for obligations that must complete.
+	EndFail
+	// EndIgnore drops live evaluations, as the reference package does.
+	EndIgnore
+)
+
+// ParseEndPolicy reads a policy's configuration name.
+func ParseEndPolicy(s string) (EndPolicy, error) {
+	switch s {
+	case "", "inconclusive":
+		return EndInconclusive, nil
+	case "fail":
+		return EndFail, nil
+	case "ignore":
+		return EndIgnore, nil
+	}
+	return 0, fmt.Errorf("unknown end policy %q: valid values are \"inconclusive\", \"fail\" and \"ignore\"", s)
+}
+
+func (p EndPolicy) String() string {
+	return [...]string{"inconclusive", "fail", "ignore"}[p]
+}
+
+// Trees says which verdicts get their trace tree.
+type Trees int
+
+const (
+	TreesNone       Trees = iota
+	TreesViolations       // only the verdicts that violate the assertion
+	TreesAll
+)
+
+// DefaultMaxThreads is the default cap on live evaluations per monitor.
+const DefaultMaxThreads = 100_000
+
+// Assertion is a compiled-ready assertion: always X, or never X.
+type Assertion struct {
+	Expr       *Expr
+	Never      bool      // never: a match is a violation; else always: a failure is
+	OnEnd      EndPolicy // what a live evaluation at Finish means
+	MaxThreads int       // cap on live evaluations; 0 means DefaultMaxThreads
+	Trees      Trees
+}
+
+// Kind is the kind of a verdict.
+type Kind int
+
+const (
+	Match Kind = iota
+	Failure
+	Pending
+	// Error: the thread cap was exceeded and the live evaluations abandoned.
+	Error
+)
+
+func (k Kind) String() string {
+	return [...]string{"MATCH", "FAILURE", "PENDING", "ERROR"}[k]
+}
+
+// Verdict is the outcome of one top-level evaluation.
+type Verdict struct {
+	Kind      Kind
+	Start     int    // the evaluation's start cycle (Error: the oldest abandoned)
+	End       int    // Match: end cycle; Failure: termination cycle; Error: the cycle it happened
+	Count     uint64 // Match: how many matches end here; Error: evaluations abandoned
+	StartRef  int    // the Ref of the start event
+	EndRef    int    // the Ref of the end event
+	Violation bool   // the verdict violates the assertion
+	// Trees explains the verdict: a failure's record, or the records of the
+	// Count matches, in order (missing when not asked for, or too large).
+	Trees    []*Record
+	TreeNote string // why Trees is missing although it was asked for
+}
+
+// root is a live top-level evaluation.
+type root struct {
+	eval    evaluation
+	start   int
+	matched bool
+}
+
+// Monitor runs one assertion over a sequence of events, one event at a time.
+// It is not safe for concurrent use.
+type Monitor struct {
+	a        Assertion
+	prog     *node
+	mach     machine
+	roots    []root
+	hist     []Event // events from cycle base on: what a replay may need
+	base     int
+	cycle    int
+	verdicts []Verdict
+	errors   int
+}
+
+// NewMonitor returns a monitor for a. Its expression may use at most
+// MaxPredicates predicates.
+func NewMonitor(a Assertion) *Monitor {
+	if a.MaxThreads <= 0 {
+		a.MaxThreads = DefaultMaxThreads
+	}
+	return &Monitor{a: a, prog: compile(a.Expr), base: 1}
+}
+
+// Cycle is the number of events consumed since the last Finish.
+func (m *Monitor) Cycle() int { return m.cycle }
+
+// Live is the number of top-level evaluations still running.
+func (m *Monitor) Live() int { return len(m.roots) }
+
+// Threads is the number of live sub-evaluations.
+func (m *Monitor) Threads() int { return m.mach.live }
+
+// Step consumes the next event and returns the verdicts it decided. The slice
+// is reused by the next call.
+func (m *Monitor) Step(ev Event) []Verdict {
+	m.verdicts = m.verdicts[:0]
+	m.prune()
+	m.cycle++
+	m.hist = append(m.hist, ev)
+	m.roots = append(m.roots, root{eval: m.mach.start(m.prog), start: m.cycle})
+	live := m.roots[:0]
+	for i, r := range m.roots {
+		k, alive := r.eval.step(&m.mach, ev.Bits)
+		if k > 0 {
+			r.matched = true
+			m.emit(Verdict{Kind: Match, Start: r.start, End: m.cycle, Count: k, Violation: m.a.Never})
+		}
+		if !alive && !r.matched {
+			m.emit(Verdict{Kind: Failure, Start: r.start, End: m.cycle, Violation: !m.a.Never})
+		}
+		if alive {
+			live = append(live, r)
+		} else {
+			r.eval.free(&m.mach)
+		}
+		if m.mach.live > m.a.MaxThreads {
+			m.roots = append(live, m.roots[i+1:]...)
+			m.abandon()
+			return m.verdicts
+		}
+	}
+	clear(m.roots[len(live):])
+	m.roots = live
+	return m.verdicts
+}
+
+// abandon frees every live evaluation after the thread cap was exceeded.
+func (m *Monitor) abandon() {
+	v := Verdict{Kind: Error, Start: m.roots[0].start, End: m.cycle, Count: uint64(len(m.roots)), Violation: true,
+		TreeNote: fmt.Sprintf("more than %d live threads: %d evaluations started at cycles %d..%d abandoned",
+			m.a.MaxThreads, len(m.roots), m.roots[0].start, m.cycle)}
+	m.emit(v)
+	for _, r := range m.roots {
+		r.eval.free(&m.mach)
+	}
+	clear(m.roots)
+	m.roots = m.roots[:0]
+	m.errors++
+}
+
+// Errors is how many times the thread cap was exceeded.
+func (m *Monitor) Errors() int { return m.errors }
+
+// Finish applies the end policy to the evaluations still live and resets the
+// monitor for a new sequence.
+func (m *Monitor) Finish() []Verdict {
+	m.verdicts = m.verdicts[:0]
+	for _, r := range m.roots {
+		if !r.matched {
+			m.finishLive(r)
+		}
+		r.eval.free(&m.mach)
+	}
+	clear(m.roots)
+	m.roots = m.roots[:0]
+	clear(m.hist)
+	m.hist = m.hist[:0]
+	m.base, m.cycle = 1, 0
+	return m.verdicts
+}
+
+func (m *Monitor) finishLive(r root) {
+	switch {
+	case m.a.OnEnd == EndInconclusive:
+		m.emit(Verdict{Kind: Pending, Start: r.start, End: m.cycle})
+	case m.a.OnEnd == EndFail && !m.a.Never:
+		m.emit(Verdict{Kind: Failure, Start: r.start, End: m.cycle, Violation: true})
+	}
+}
+
+func (m *Monitor) emit(v Verdict) {
+	v.StartRef = m.event(v.Start).Ref
+	v.EndRef = m.event(v.End).Ref
+	if v.Kind != Pending && v.Kind != Error && (m.a.Trees == TreesAll || (m.a.Trees == TreesViolations && v.Violation)) {
+		m.explain(&v)
+	}
+	m.verdicts = append(m.verdicts, v)
+}
+
+func (m *Monitor) event(cycle int) Event { return m.hist[cycle-m.base] }
+
+// Timestamp is the time of a cycle still in the monitor's history (the
+// cycles of the verdicts just returned are).
+func (m *Monitor) Timestamp(cycle int) int64 { return m.event(cycle).Time }
+
+// prune forgets the events no live evaluation can replay. It compacts only
+// when at least half the history is dead, so each event is copied O(1) times.
+func (m *Monitor) prune() {
+	oldest := m.cycle + 1
+	if len(m.roots) > 0 {
+		oldest = m.roots[0].start
+	}
+	dead := oldest - m.base
+	if dead == 0 || dead*2 < len(m.hist) {
+		return
+	}
+	n := copy(m.hist, m.hist[dead:])
+	clear(m.hist[n:])
+	m.hist = m.hist[:n]
+	m.base = oldest
+}
+
+// explain replays the verdict's events through the tree evaluator.
+func (m *Monitor) explain(v *Verdict) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errTreeBudget {
+				panic(r)
+			}
+			v.Trees, v.TreeNote = nil, fmt.Sprintf("trace omitted: more than %d threads", m.a.MaxThreads)
+		}
+	}()
+	rp := &replay{budget: m.a.MaxThreads}
+	ev := rp.start(m.a.Expr, v.Start)
+	for c := v.Start; c <= v.End; c++ {
+		ms, alive := ev.step(c, m.event(c).Bits)
+		if c == v.End && v.Kind == Match {
+			v.Trees = ms
+			return
+		}
+		if !alive {
+			break
+		}
+	}
+	v.Trees = []*Record{ev.record(v.End)}
+}

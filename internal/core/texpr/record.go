@@ -1,0 +1,52 @@
+package texpr
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Record is a node of a verdict's trace tree (spec §4): a match of a
+// sub-expression, or the termination of a sub-evaluation.
+type Record struct {
+	Label    string // the operator's label, or the predicate's name
+	Start    int    // cycle the sub-evaluation started
+	End      int    // cycle the match ended, or the sub-evaluation terminated
+	Count    int    // match: its ordinal; termination: the number of matches
+	Children []*Record
+}
+
+// label is how a node's records name it: the operator, repeat, inv, or the
+// predicate (ok prints as __ok, as the reference prints it).
+func label(e *Expr) string {
+	switch e.Op {
+	case OpPred:
+		if e.Index < 0 {
+			return "__ok"
+		}
+		return e.Name
+	case OpRepeat:
+		return "repeat"
+	case OpNot:
+		return "inv"
+	}
+	return e.Op.Symbol()
+}
+
+// Timestamps gives the timestamp of a cycle, for the (ST/ET) column.
+type Timestamps func(cycle int) int64
+
+// Format prints the tree one node a line, two spaces of indent a level, in the
+// reference format: OP (S/E) (ST/ET) COUNT {DICT}.
+func (r *Record) Format(ts Timestamps) string {
+	var b strings.Builder
+	r.format(&b, ts, 0)
+	return b.String()
+}
+
+func (r *Record) format(b *strings.Builder, ts Timestamps, depth int) {
+	fmt.Fprintf(b, "%s%s (%d/%d) (%d/%d) %d {}\n", strings.Repeat("  ", depth), r.Label,
+		r.Start, r.End, ts(r.Start), ts(r.End), r.Count)
+	for _, c := range r.Children {
+		c.format(b, ts, depth+1)
+	}
+}
