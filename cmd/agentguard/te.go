@@ -85,7 +85,7 @@ func runTE(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentguard te: --expr %q: %v\n", *expr, err)
 		return 2
 	}
-	a := texpr.Assertion{Expr: e, Never: *never, OnEnd: policy, MaxThreads: *maxThreads}
+	a := texpr.Assertion{Expr: e, Never: *never, OnEnd: policy, MaxThreads: *maxThreads, Passes: true}
 	if *trace {
 		a.Trees = texpr.TreesAll
 	}
@@ -123,7 +123,7 @@ func printVerdict(w io.Writer, v texpr.Verdict, trace bool, ts texpr.Timestamps)
 	case v.Kind == texpr.Error:
 		fmt.Fprintf(w, "ERROR %d/%d %s\n", v.Start, v.End, v.TreeNote)
 	case !trace:
-		for range v.Count {
+		for range max(v.Count, 1) { // a line per match; a failure has none
 			fmt.Fprintf(w, "%s %d/%d\n", v.Kind, v.Start, v.End)
 		}
 	case v.Trees == nil:

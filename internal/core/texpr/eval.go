@@ -82,6 +82,26 @@ func (m *machine) start(n *node) evaluation {
 	panic("texpr: unknown operator")
 }
 
+// begin starts an evaluation of n at this event and takes its first step. The
+// evaluation is materialised only if it outlives the event: most assertions
+// are "trigger >> response" with a trigger that rarely holds, and those end
+// at once, without touching a pool.
+func (m *machine) begin(n *node, ev uint64) (eval evaluation, matches uint64, alive bool) {
+	if (n.op == OpCond || n.op == OpConcat) && n.l.op == OpPred && !n.l.leaf.holds(ev) {
+		if n.op == OpCond {
+			return nil, 1, false // the vacuous match
+		}
+		return nil, 0, false
+	}
+	eval = m.start(n)
+	matches, alive = eval.step(m, ev)
+	if !alive {
+		eval.free(m)
+		return nil, matches, false
+	}
+	return eval, matches, true
+}
+
 // pool is a free list: evaluations are reused, so steady-state stepping
 // allocates nothing.
 type pool[T any] struct{ free []*T }
@@ -101,8 +121,10 @@ func (p *pool[T]) put(x *T) { p.free = append(p.free, x) }
 // instance per node serves every evaluation.
 type predEval struct{ index int }
 
+func (p *predEval) holds(ev uint64) bool { return p.index < 0 || ev&(1<<uint(p.index)) != 0 }
+
 func (p *predEval) step(_ *machine, ev uint64) (uint64, bool) {
-	if p.index < 0 || ev&(1<<uint(p.index)) != 0 {
+	if p.holds(ev) {
 		return 1, false
 	}
 	return 0, false

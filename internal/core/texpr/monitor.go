@@ -64,6 +64,10 @@ type Assertion struct {
 	OnEnd      EndPolicy // what a live evaluation at Finish means
 	MaxThreads int       // cap on live evaluations; 0 means DefaultMaxThreads
 	Trees      Trees
+	// Passes also reports the verdicts that satisfy the assertion (an always
+	// match, a never failure); by default only violations, pending and
+	// errors are reported, which keeps the hot path free of verdicts.
+	Passes bool
 }
 
 // Kind is the kind of a verdict.
@@ -115,6 +119,7 @@ type Monitor struct {
 	cycle    int
 	verdicts []Verdict
 	errors   int
+	finished bool // Finish ran: the next Step starts a new sequence
 }
 
 // NewMonitor returns a monitor for a. Its expression may use at most
@@ -139,24 +144,16 @@ func (m *Monitor) Threads() int { return m.mach.live }
 // is reused by the next call.
 func (m *Monitor) Step(ev Event) []Verdict {
 	m.verdicts = m.verdicts[:0]
+	if m.finished {
+		m.hist, m.base, m.cycle, m.finished = m.hist[:0], 1, 0, false
+	}
 	m.prune()
 	m.cycle++
 	m.hist = append(m.hist, ev)
-	m.roots = append(m.roots, root{eval: m.mach.start(m.prog), start: m.cycle})
 	live := m.roots[:0]
 	for i, r := range m.roots {
-		k, alive := r.eval.step(&m.mach, ev.Bits)
-		if k > 0 {
-			r.matched = true
-			m.emit(Verdict{Kind: Match, Start: r.start, End: m.cycle, Count: k, Violation: m.a.Never})
-		}
-		if !alive && !r.matched {
-			m.emit(Verdict{Kind: Failure, Start: r.start, End: m.cycle, Violation: !m.a.Never})
-		}
-		if alive {
+		if m.stepRoot(&r, ev) {
 			live = append(live, r)
-		} else {
-			r.eval.free(&m.mach)
 		}
 		if m.mach.live > m.a.MaxThreads {
 			m.roots = append(live, m.roots[i+1:]...)
@@ -164,9 +161,50 @@ func (m *Monitor) Step(ev Event) []Verdict {
 			return m.verdicts
 		}
 	}
-	clear(m.roots[len(live):])
+	if n := len(live); n < len(m.roots) {
+		clear(m.roots[n:])
+	}
 	m.roots = live
+	m.startRoot(ev)
+	if m.mach.live > m.a.MaxThreads {
+		m.abandon()
+	}
 	return m.verdicts
+}
+
+// startRoot begins the evaluation that starts at this event; most end at
+// once, and only a survivor is kept.
+func (m *Monitor) startRoot(ev Event) {
+	r := root{start: m.cycle}
+	var k uint64
+	var alive bool
+	r.eval, k, alive = m.mach.begin(m.prog, ev.Bits)
+	m.settle(&r, k, alive)
+	if alive {
+		m.roots = append(m.roots, r)
+	}
+}
+
+// stepRoot advances a top-level evaluation and frees it when it terminated.
+func (m *Monitor) stepRoot(r *root, ev Event) bool {
+	k, alive := r.eval.step(&m.mach, ev.Bits)
+	m.settle(r, k, alive)
+	if !alive {
+		r.eval.free(&m.mach)
+	}
+	return alive
+}
+
+// settle reports what a top-level evaluation's step decided: its matches,
+// and its failure when it terminated without one.
+func (m *Monitor) settle(r *root, matches uint64, alive bool) {
+	if matches > 0 {
+		r.matched = true
+		m.decided(Verdict{Kind: Match, Start: r.start, End: m.cycle, Count: matches, Violation: m.a.Never})
+	}
+	if !alive && !r.matched {
+		m.decided(Verdict{Kind: Failure, Start: r.start, End: m.cycle, Violation: !m.a.Never})
+	}
 }
 
 // abandon frees every live evaluation after the thread cap was exceeded.
@@ -186,8 +224,9 @@ func (m *Monitor) abandon() {
 // Errors is how many times the thread cap was exceeded.
 func (m *Monitor) Errors() int { return m.errors }
 
-// Finish applies the end policy to the evaluations still live and resets the
-// monitor for a new sequence.
+// Finish applies the end policy to the evaluations still live. The next Step
+// starts a new sequence at cycle 1; until then Timestamp still answers for
+// the verdicts returned.
 func (m *Monitor) Finish() []Verdict {
 	m.verdicts = m.verdicts[:0]
 	for _, r := range m.roots {
@@ -198,9 +237,7 @@ func (m *Monitor) Finish() []Verdict {
 	}
 	clear(m.roots)
 	m.roots = m.roots[:0]
-	clear(m.hist)
-	m.hist = m.hist[:0]
-	m.base, m.cycle = 1, 0
+	m.finished = true
 	return m.verdicts
 }
 
@@ -210,6 +247,13 @@ func (m *Monitor) finishLive(r root) {
 		m.emit(Verdict{Kind: Pending, Start: r.start, End: m.cycle})
 	case m.a.OnEnd == EndFail && !m.a.Never:
 		m.emit(Verdict{Kind: Failure, Start: r.start, End: m.cycle, Violation: true})
+	}
+}
+
+// decided reports a match or failure the assertion asks for.
+func (m *Monitor) decided(v Verdict) {
+	if v.Violation || m.a.Passes {
+		m.emit(v)
 	}
 }
 
@@ -239,9 +283,8 @@ func (m *Monitor) prune() {
 	if dead == 0 || dead*2 < len(m.hist) {
 		return
 	}
-	n := copy(m.hist, m.hist[dead:])
-	clear(m.hist[n:])
-	m.hist = m.hist[:n]
+	// Events hold no pointers: the dropped tail needs no clearing.
+	m.hist = m.hist[:copy(m.hist, m.hist[dead:])]
 	m.base = oldest
 }
 

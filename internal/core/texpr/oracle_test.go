@@ -151,7 +151,7 @@ func oracleVerdicts(e *Expr, never bool, n int, sig func(int, int) bool) verdict
 // engineVerdicts runs the monitor; trees are checked against the verdicts on
 // the way when asked for.
 func engineVerdicts(t testing.TB, e *Expr, evs []Event, trees bool) verdicts {
-	a := Assertion{Expr: e}
+	a := Assertion{Expr: e, Passes: true}
 	if trees {
 		a.Trees = TreesAll
 	}
@@ -249,5 +249,45 @@ func TestEngineAgainstOracle(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("case %d: %s over %v\n got  %s\n want %s", i, e, evs, strings.Join(got, ", "), strings.Join(want, ", "))
 		}
+	}
+}
+
+// With on_end fail, every evaluation live at the end becomes a failure whose
+// tree stays within the events seen.
+func TestFailAtEndTrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 2000 {
+		e := randomExpr(r, 1+r.IntN(4))
+		evs := randomEvents(r, 1+r.IntN(10))
+		want := 0
+		for _, v := range oracleVerdicts(e, false, len(evs), bitsOf(evs)) {
+			if strings.HasPrefix(v, "P ") {
+				want++
+			}
+		}
+		m := NewMonitor(Assertion{Expr: e, OnEnd: EndFail, Trees: TreesViolations})
+		for _, ev := range evs {
+			m.Step(ev)
+		}
+		got := m.Finish()
+		if len(got) != want {
+			t.Fatalf("case %d: %s: %d failures at the end, want %d", i, e, len(got), want)
+		}
+		for _, v := range got {
+			if v.Kind != Failure || v.End != len(evs) || len(v.Trees) != 1 {
+				t.Fatalf("case %d: %s: verdict %+v", i, e, v)
+			}
+			checkWithin(t, e, v.Trees[0], len(evs))
+			_ = v.Trees[0].Format(m.Timestamp) // every cycle it names is in the history
+		}
+	}
+}
+
+func checkWithin(t *testing.T, e *Expr, r *Record, n int) {
+	if r.Start < 1 || r.End > n || r.Start > r.End {
+		t.Fatalf("%s: record %s (%d/%d) outside 1..%d", e, r.Label, r.Start, r.End, n)
+	}
+	for _, c := range r.Children {
+		checkWithin(t, e, c, n)
 	}
 }

@@ -45,7 +45,7 @@ func (r *replay) start(e *Expr, s int) treeEval {
 	case OpRepeat:
 		t := &treeRepeat{r: r, e: e, s: s, first: true}
 		if e.Max > 0 {
-			t.threads = []*treeIteration{{eval: r.start(e.L, s), depth: 1}}
+			t.threads = []*treeIteration{{eval: r.start(e.L, s), start: s, depth: 1}}
 		}
 		return t
 	case OpNot:
@@ -81,7 +81,6 @@ type treeSeq struct {
 	e        *Expr
 	s        int
 	a        treeEval
-	aAlive   bool
 	aMatches int
 	aRecord  *Record // once a terminated
 	bs       []*treeThread
@@ -91,6 +90,7 @@ type treeSeq struct {
 
 type treeThread struct {
 	eval   treeEval
+	start  int
 	aMatch *Record
 }
 
@@ -118,10 +118,10 @@ func (t *treeSeq) stepA(c int, ev uint64, out []*Record) []*Record {
 	t.aMatches += len(ms)
 	for _, am := range ms {
 		if t.e.Op != OpFusion {
-			t.bs = append(t.bs, &treeThread{eval: t.r.start(t.e.R, c+1), aMatch: am})
+			t.bs = append(t.bs, &treeThread{eval: t.r.start(t.e.R, c+1), start: c + 1, aMatch: am})
 			continue
 		}
-		th := &treeThread{eval: t.r.start(t.e.R, c), aMatch: am}
+		th := &treeThread{eval: t.r.start(t.e.R, c), start: c, aMatch: am}
 		bms, bAlive := th.eval.step(c, ev)
 		out = t.emit(out, c, am, bms)
 		if bAlive {
@@ -160,9 +160,14 @@ func (t *treeSeq) record(end int) *Record {
 	if t.aMatches == 0 {
 		return rec
 	}
+	// The last b thread to have seen an event: at the end of input, one
+	// waiting for the next cycle has nothing to show.
 	b := t.lastDead
-	if n := len(t.bs); n > 0 {
-		b = t.bs[n-1].eval.record(end)
+	for i := len(t.bs) - 1; i >= 0; i-- {
+		if t.bs[i].start <= end {
+			b = t.bs[i].eval.record(end)
+			break
+		}
 	}
 	if b != nil {
 		rec.Children = append(rec.Children, b)
@@ -254,6 +259,7 @@ type treeRepeat struct {
 
 type treeIteration struct {
 	eval  treeEval
+	start int
 	depth int
 	prior []*Record // the matches of the iterations before this one
 }
@@ -275,7 +281,7 @@ func (t *treeRepeat) step(c int, ev uint64) ([]*Record, bool) {
 				out = t.emit(out, c, path)
 			}
 			if it.depth < t.e.Max {
-				next = append(next, &treeIteration{eval: t.r.start(t.e.L, c+1), depth: it.depth + 1, prior: path})
+				next = append(next, &treeIteration{eval: t.r.start(t.e.L, c+1), start: c + 1, depth: it.depth + 1, prior: path})
 			}
 		}
 		if alive {
@@ -299,9 +305,11 @@ func (t *treeRepeat) record(end int) *Record {
 		return leafRecord(t.e, t.s, end, t.matches)
 	}
 	path := t.lastDead
-	if n := len(t.threads); n > 0 {
-		it := t.threads[n-1]
-		path = append(append([]*Record(nil), it.prior...), it.eval.record(end))
+	for i := len(t.threads) - 1; i >= 0; i-- {
+		if it := t.threads[i]; it.start <= end {
+			path = append(append([]*Record(nil), it.prior...), it.eval.record(end))
+			break
+		}
 	}
 	return &Record{Label: label(t.e), Start: t.s, End: end, Children: path}
 }

@@ -1,0 +1,141 @@
+package texpr
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// run feeds signals through an assertion and lists its verdicts in order.
+func run(t *testing.T, a Assertion, expr string, signals map[string]string) string {
+	t.Helper()
+	names, evs := signalEvents(signals)
+	e, err := Parse(expr, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Expr = e
+	m := NewMonitor(a)
+	var out []string
+	add := func(vs []Verdict) {
+		for _, v := range vs {
+			s := fmt.Sprintf("%v %d/%d", v.Kind, v.Start, v.End)
+			if v.Violation {
+				s += "!"
+			}
+			out = append(out, s)
+		}
+	}
+	for _, ev := range evs {
+		add(m.Step(ev))
+	}
+	add(m.Finish())
+	return strings.Join(out, " ")
+}
+
+func TestEndPolicies(t *testing.T) {
+	sig := map[string]string{"x": "0101", "r": "0010"}
+	// x at 2 is answered by r at 3; x at 4 waits for cycle 5.
+	for _, tc := range []struct {
+		policy EndPolicy
+		want   string
+	}{
+		{EndInconclusive, "PENDING 4/4"},
+		{EndFail, "FAILURE 4/4!"},
+		{EndIgnore, ""},
+	} {
+		if got := run(t, Assertion{OnEnd: tc.policy}, "x >> r", sig); got != tc.want {
+			t.Errorf("%v: got %q, want %q", tc.policy, got, tc.want)
+		}
+	}
+}
+
+func TestFailAtEndHasTree(t *testing.T) {
+	names, evs := signalEvents(map[string]string{"x": "01", "r": "00"})
+	e, _ := Parse("x >> ok + r", names)
+	m := NewMonitor(Assertion{Expr: e, OnEnd: EndFail, Trees: TreesViolations})
+	for _, ev := range evs {
+		m.Step(ev)
+	}
+	vs := m.Finish()
+	if len(vs) != 1 || len(vs[0].Trees) != 1 {
+		t.Fatalf("verdicts %+v", vs)
+	}
+	// ok + r, waiting for cycle 3, had not started: only x's record shows.
+	want := ">> (2/2) (20/20) 0 {}\n  x (2/2) (20/20) 1 {}\n"
+	if got := vs[0].Trees[0].Format(tenTimes); got != want {
+		t.Errorf("tree\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestNever(t *testing.T) {
+	sig := map[string]string{"a": "0110", "b": "0011"}
+	// never a + b: a at 2 then b at 3 is a violation; a at 3, b at 4 too.
+	got := run(t, Assertion{Never: true, Passes: true}, "a + b", sig)
+	want := "FAILURE 1/1 MATCH 2/3! MATCH 3/4! FAILURE 4/4"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := run(t, Assertion{Never: true}, "a + b", sig); got != "MATCH 2/3! MATCH 3/4!" {
+		t.Errorf("violations only: got %q", got)
+	}
+	// A live never-evaluation is not a violation, whatever the policy.
+	if got := run(t, Assertion{Never: true, OnEnd: EndFail}, "a + ok + ok", map[string]string{"a": "001"}); got != "" {
+		t.Errorf("never at the end: got %q", got)
+	}
+}
+
+func TestThreadCap(t *testing.T) {
+	// ok * (1,1000) + a keeps every evaluation alive: two more threads an event.
+	names, evs := signalEvents(map[string]string{"a": strings.Repeat("0", 200)})
+	e, _ := Parse("ok * (1,1000) + a", names)
+	m := NewMonitor(Assertion{Expr: e, MaxThreads: 100})
+	var errs []Verdict
+	for _, ev := range evs {
+		for _, v := range m.Step(ev) {
+			if v.Kind == Error {
+				errs = append(errs, v)
+			}
+		}
+		if m.Threads() > 200 {
+			t.Fatalf("cycle %d: %d threads with a cap of 100", m.Cycle(), m.Threads())
+		}
+	}
+	if len(errs) == 0 || m.Errors() != len(errs) {
+		t.Fatalf("errors %v, counted %d", errs, m.Errors())
+	}
+	if !strings.Contains(errs[0].TreeNote, "more than 100 live threads") || errs[0].Count == 0 {
+		t.Errorf("error verdict %+v", errs[0])
+	}
+	m.Finish()
+	if m.Threads() != 0 {
+		t.Errorf("%d threads after Finish", m.Threads())
+	}
+}
+
+func TestTreeBudget(t *testing.T) {
+	// 2^12 paths to one match: the verdict counts them all; its trees would
+	// exceed the cap and are omitted with a note.
+	names, evs := signalEvents(map[string]string{"a": strings.Repeat("1", 12)})
+	e, _ := Parse("(a | a) * 12", names)
+	m := NewMonitor(Assertion{Expr: e, MaxThreads: 1000, Trees: TreesAll, Passes: true})
+	var got []Verdict
+	for _, ev := range evs {
+		got = append(got, m.Step(ev)...)
+	}
+	if len(got) != 1 || got[0].Count != 4096 || got[0].Trees != nil || !strings.Contains(got[0].TreeNote, "trace omitted") {
+		t.Fatalf("verdicts %+v", got)
+	}
+}
+
+func TestRefsAndTimestamps(t *testing.T) {
+	names := []string{"x", "r"}
+	e, _ := Parse("x >> ok + r", names)
+	m := NewMonitor(Assertion{Expr: e})
+	m.Step(Event{Bits: 1, Time: 1000, Ref: 7})
+	m.Step(Event{Bits: 0, Time: 2000, Ref: 8})
+	vs := m.Step(Event{Bits: 0, Time: 3000, Ref: 9})
+	if len(vs) != 1 || vs[0].StartRef != 7 || vs[0].EndRef != 9 || m.Timestamp(vs[0].End) != 3000 {
+		t.Fatalf("verdicts %+v", vs)
+	}
+}
