@@ -1,0 +1,223 @@
+// Package tracebuffer holds the spans of each trace until the trace is
+// complete, within bounds, so that a processor can evaluate a whole trace at
+// once. Every span that enters leaves exactly once: in a released trace, or
+// straight away as a late span of a trace already released.
+package tracebuffer
+
+import (
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Reason says why a trace was released.
+type Reason int
+
+const (
+	Complete Reason = iota // no new span for Wait
+	RootDone               // RootWait after its root span arrived
+	Evicted                // the oldest trace, released early at MaxTraces
+	Oversize               // more than MaxSpansPerTrace spans
+	Shutdown               // released by Flush
+)
+
+func (r Reason) String() string {
+	return [...]string{"complete", "root_wait", "evicted", "oversize", "shutdown"}[r]
+}
+
+// Early reports whether the trace was released before it was complete.
+func (r Reason) Early() bool { return r == Evicted || r == Oversize }
+
+// Config bounds the buffer.
+type Config struct {
+	Wait             time.Duration // a trace is complete this long after its last new span
+	RootWait         time.Duration // ... or this long after its root span arrived (0: only Wait)
+	MaxTraces        int           // traces held at most; past it the oldest is released
+	MaxSpansPerTrace int           // spans held per trace at most (0: no limit)
+	RememberReleased int           // released trace IDs remembered, to recognise late spans
+}
+
+// Trace is a trace held or released.
+type Trace struct {
+	ID     pcommon.TraceID
+	Spans  ptrace.Traces
+	Count  int // spans
+	Reason Reason
+
+	first, last, root time.Time // arrivals: first span, last span, root span (zero: none yet)
+}
+
+// Buffer holds traces. It is not safe for concurrent use: its owner
+// serialises Add, Expire and Flush.
+type Buffer struct {
+	cfg      Config
+	traces   map[pcommon.TraceID]*Trace
+	arrivals []pcommon.TraceID // first-arrival order, for eviction; may hold released IDs
+	released recentIDs
+	spans    int
+}
+
+// New returns an empty buffer.
+func New(cfg Config) *Buffer {
+	return &Buffer{cfg: cfg, traces: map[pcommon.TraceID]*Trace{}, released: newRecentIDs(cfg.RememberReleased)}
+}
+
+// Len is the number of traces held.
+func (b *Buffer) Len() int { return len(b.traces) }
+
+// Spans is the number of spans held.
+func (b *Buffer) Spans() int { return b.spans }
+
+// Add takes the spans of td (td is emptied). Spans of traces released
+// recently come back at once in late; traces that a bound forces out come back
+// in out.
+func (b *Buffer) Add(td ptrace.Traces, now time.Time) (late ptrace.Traces, lateSpans int, out []*Trace) {
+	late = ptrace.NewTraces()
+	grown := map[pcommon.TraceID]bool{}
+	forEachScope(td, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans) {
+		dest := map[pcommon.TraceID]ptrace.SpanSlice{}
+		ss.Spans().RemoveIf(func(span ptrace.Span) bool {
+			id := span.TraceID()
+			slice, ok := dest[id]
+			if !ok {
+				slice = b.destination(id, late, rs, ss, now)
+				dest[id] = slice
+			}
+			isRoot := span.ParentSpanID().IsEmpty()
+			span.MoveTo(slice.AppendEmpty())
+			if b.released.has(id) {
+				lateSpans++
+			} else {
+				b.arrived(id, isRoot, now)
+				grown[id] = true
+			}
+			return true
+		})
+	})
+	for id := range grown {
+		if t := b.traces[id]; b.cfg.MaxSpansPerTrace > 0 && t.Count > b.cfg.MaxSpansPerTrace {
+			out = append(out, b.release(t, Oversize))
+		}
+	}
+	return late, lateSpans, append(out, b.evict()...)
+}
+
+// destination is the span slice of a new scope, under the trace (or the late
+// spans) the span belongs to, with a copy of the span's resource and scope.
+func (b *Buffer) destination(id pcommon.TraceID, late ptrace.Traces, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, now time.Time) ptrace.SpanSlice {
+	target := late
+	if !b.released.has(id) {
+		t, ok := b.traces[id]
+		if !ok {
+			t = &Trace{ID: id, Spans: ptrace.NewTraces(), first: now}
+			b.traces[id] = t
+			b.arrivals = append(b.arrivals, id)
+		}
+		target = t.Spans
+	}
+	drs := target.ResourceSpans().AppendEmpty()
+	rs.Resource().CopyTo(drs.Resource())
+	drs.SetSchemaUrl(rs.SchemaUrl())
+	dss := drs.ScopeSpans().AppendEmpty()
+	ss.Scope().CopyTo(dss.Scope())
+	dss.SetSchemaUrl(ss.SchemaUrl())
+	return dss.Spans()
+}
+
+func (b *Buffer) arrived(id pcommon.TraceID, isRoot bool, now time.Time) {
+	t := b.traces[id]
+	t.Count++
+	t.last = now
+	if isRoot && t.root.IsZero() {
+		t.root = now
+	}
+	b.spans++
+}
+
+// evict releases the oldest traces while more than MaxTraces are held.
+func (b *Buffer) evict() []*Trace {
+	var out []*Trace
+	for len(b.traces) > b.cfg.MaxTraces && b.cfg.MaxTraces > 0 {
+		id := b.arrivals[0]
+		b.arrivals = b.arrivals[1:]
+		if t, ok := b.traces[id]; ok {
+			out = append(out, b.release(t, Evicted))
+		}
+	}
+	return out
+}
+
+// Expire releases the traces that are complete at now, oldest first.
+func (b *Buffer) Expire(now time.Time) []*Trace {
+	var out []*Trace
+	for _, t := range b.traces {
+		switch {
+		case now.Sub(t.last) >= b.cfg.Wait:
+			t.Reason = Complete
+		case b.cfg.RootWait > 0 && !t.root.IsZero() && now.Sub(t.root) >= b.cfg.RootWait:
+			t.Reason = RootDone
+		default:
+			continue
+		}
+		out = append(out, t)
+	}
+	sortByArrival(out)
+	for _, t := range out {
+		b.release(t, t.Reason)
+	}
+	b.compactArrivals()
+	return out
+}
+
+// Flush releases every trace held, oldest first.
+func (b *Buffer) Flush() []*Trace {
+	out := make([]*Trace, 0, len(b.traces))
+	for _, t := range b.traces {
+		out = append(out, t)
+	}
+	sortByArrival(out)
+	for _, t := range out {
+		b.release(t, Shutdown)
+	}
+	b.arrivals = b.arrivals[:0]
+	return out
+}
+
+func (b *Buffer) release(t *Trace, r Reason) *Trace {
+	t.Reason = r
+	delete(b.traces, t.ID)
+	b.released.add(t.ID)
+	b.spans -= t.Count
+	return t
+}
+
+// compactArrivals drops released IDs once they outnumber the held ones, so
+// the eviction queue stays proportional to what is held.
+func (b *Buffer) compactArrivals() {
+	if len(b.arrivals) <= 2*len(b.traces)+64 {
+		return
+	}
+	b.arrivals = slices.DeleteFunc(b.arrivals, func(id pcommon.TraceID) bool {
+		_, held := b.traces[id]
+		return !held
+	})
+}
+
+func sortByArrival(ts []*Trace) {
+	slices.SortFunc(ts, func(a, b *Trace) int {
+		if c := a.first.Compare(b.first); c != 0 {
+			return c
+		}
+		return slices.Compare(a.ID[:], b.ID[:])
+	})
+}
+
+func forEachScope(td ptrace.Traces, f func(ptrace.ResourceSpans, ptrace.ScopeSpans)) {
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			f(rs, ss)
+		}
+	}
+}
