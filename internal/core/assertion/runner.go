@@ -1,0 +1,191 @@
+package assertion
+
+import (
+	"fmt"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/core/texpr"
+)
+
+// Event is one sampling event of a group's sequence.
+type Event struct {
+	Bits uint64      // predicate truth, bit i for predicate i
+	Time int64       // the span's start, unix nanoseconds
+	Name string      // the span's name, for explanations
+	Span ptrace.Span // the span, while the caller still holds it
+}
+
+// Verdict is a verdict of one assertion in one group.
+type Verdict struct {
+	texpr.Verdict
+	Assertion *Compiled
+	Group     string
+	// Span is the span of the event that decided the verdict; Attached is
+	// false when that span has already left (a group finished after its
+	// last trace was released).
+	Span        ptrace.Span
+	Attached    bool
+	Explanation string
+}
+
+// Options tune a Runner.
+type Options struct {
+	// Passes also reports the verdicts that satisfy an assertion.
+	Passes bool
+	// MaxEventsPerGroup finishes a group's sequence (applying on_end) when it
+	// reaches this many events, and starts a new one: it bounds memory.
+	MaxEventsPerGroup int
+}
+
+// Runner keeps the state of every open group: the assertions' monitors and
+// the names and times of the group's events, for explanations.
+type Runner struct {
+	assertions []Compiled
+	opts       Options
+	groups     map[string]*group
+}
+
+type group struct {
+	monitors []*texpr.Monitor
+	events   []eventInfo // cycle c is events[c-1]
+}
+
+type eventInfo struct {
+	name string
+	time int64
+}
+
+// NewRunner returns a runner of the compiled assertions.
+func NewRunner(assertions []Compiled, opts Options) *Runner {
+	for i := range assertions {
+		assertions[i].Spec.Passes = opts.Passes
+		if opts.Passes {
+			assertions[i].Spec.Trees = texpr.TreesAll
+		}
+	}
+	return &Runner{assertions: assertions, opts: opts, groups: map[string]*group{}}
+}
+
+// Groups is the number of open groups.
+func (r *Runner) Groups() int { return len(r.groups) }
+
+// Run feeds a group the events of one released trace, in order. With last,
+// the group ends here: the end policy applies and verdicts it decides go to
+// the last event's span.
+func (r *Runner) Run(key string, events []Event, last bool) []Verdict {
+	g := r.groups[key]
+	if g == nil {
+		g = r.newGroup()
+		r.groups[key] = g
+	}
+	var out []Verdict
+	for _, ev := range events {
+		g.events = append(g.events, eventInfo{ev.Name, ev.Time})
+		for i, m := range g.monitors {
+			for _, v := range m.Step(texpr.Event{Bits: ev.Bits, Time: ev.Time, Ref: len(g.events) - 1}) {
+				out = append(out, r.verdict(key, g, i, v, ev.Span, true))
+			}
+		}
+		if r.opts.MaxEventsPerGroup > 0 && len(g.events) >= r.opts.MaxEventsPerGroup {
+			out = append(out, r.finish(key, g, ev.Span, true)...)
+		}
+	}
+	if last {
+		span, attached := ptrace.Span{}, len(events) > 0
+		if attached {
+			span = events[len(events)-1].Span
+		}
+		out = append(out, r.finish(key, g, span, attached)...)
+		delete(r.groups, key)
+	}
+	return out
+}
+
+// Finish ends a group whose spans have all left: its end-of-sequence
+// verdicts cannot be attached to a span.
+func (r *Runner) Finish(key string) []Verdict {
+	g := r.groups[key]
+	if g == nil {
+		return nil
+	}
+	delete(r.groups, key)
+	return r.finish(key, g, ptrace.Span{}, false)
+}
+
+// Keys lists the open groups.
+func (r *Runner) Keys() []string {
+	keys := make([]string, 0, len(r.groups))
+	for k := range r.groups {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+func (r *Runner) newGroup() *group {
+	g := &group{}
+	for _, a := range r.assertions {
+		g.monitors = append(g.monitors, texpr.NewMonitor(a.Spec))
+	}
+	return g
+}
+
+func (r *Runner) finish(key string, g *group, span ptrace.Span, attached bool) []Verdict {
+	var out []Verdict
+	for i, m := range g.monitors {
+		for _, v := range m.Finish() {
+			out = append(out, r.verdict(key, g, i, v, span, attached))
+		}
+	}
+	g.events = g.events[:0]
+	return out
+}
+
+func (r *Runner) verdict(key string, g *group, i int, v texpr.Verdict, span ptrace.Span, attached bool) Verdict {
+	a := &r.assertions[i]
+	return Verdict{Verdict: v, Assertion: a, Group: key, Span: span, Attached: attached, Explanation: explain(a, g, v)}
+}
+
+// maxListed bounds the event list of an explanation.
+const maxListed = 40
+
+// explain is the text a person reads: what was asserted, what happened, the
+// trace tree (times in ms since the group's first event), and the events.
+func explain(a *Compiled, g *group, v texpr.Verdict) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s %s: %s", a.Name, a.Kind, a.Expression, describe(v))
+	if v.Kind == texpr.Pending || v.Kind == texpr.Error {
+		b.WriteString("\n")
+		return b.String()
+	}
+	origin := g.events[0].time
+	ms := func(c int) int64 { return (g.events[c-1].time - origin) / 1e6 }
+	b.WriteString("\n")
+	for _, t := range v.Trees {
+		b.WriteString(t.Format(ms))
+	}
+	if v.Trees == nil && v.TreeNote != "" {
+		b.WriteString(v.TreeNote + "\n")
+	}
+	b.WriteString("events (cycle, ms since the first event, span):\n")
+	for c := v.Start; c <= v.End && c < v.Start+maxListed; c++ {
+		fmt.Fprintf(&b, "  %d +%dms %s\n", c, ms(c), g.events[c-1].name)
+	}
+	if v.End >= v.Start+maxListed {
+		fmt.Fprintf(&b, "  ... %d more\n", v.End-v.Start-maxListed+1)
+	}
+	return b.String()
+}
+
+func describe(v texpr.Verdict) string {
+	switch v.Kind {
+	case texpr.Match:
+		return fmt.Sprintf("MATCH from event %d to %d", v.Start, v.End)
+	case texpr.Failure:
+		return fmt.Sprintf("FAILURE from event %d to %d", v.Start, v.End)
+	case texpr.Pending:
+		return fmt.Sprintf("PENDING from event %d: still waiting when the sequence ended", v.Start)
+	}
+	return "ERROR: " + v.TreeNote
+}
