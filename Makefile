@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test lint fmt-check vet staticcheck fuzz bench
+.PHONY: test lint fmt-check vet staticcheck fuzz bench dist
 
 # The README's test command: unit, conformance, property and end-to-end tests.
 test:
@@ -28,3 +28,10 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+OCB = $(GO) run go.opentelemetry.io/collector/cmd/builder@v0.165.0
+
+# The otelcol-agentguard distribution, from builder-config.yaml.
+dist:
+	mkdir -p dist
+	$(OCB) --config builder-config.yaml
