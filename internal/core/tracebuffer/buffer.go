@@ -5,6 +5,7 @@
 package tracebuffer
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -47,6 +48,7 @@ type Trace struct {
 	Reason Reason
 
 	first, last, root time.Time // arrivals: first span, last span, root span (zero: none yet)
+	start             pcommon.Timestamp // the earliest span start
 }
 
 // Buffer holds traces. It is not safe for concurrent use: its owner
@@ -85,12 +87,12 @@ func (b *Buffer) Add(td ptrace.Traces, now time.Time) (late ptrace.Traces, lateS
 				slice = b.destination(id, late, rs, ss, now)
 				dest[id] = slice
 			}
-			isRoot := span.ParentSpanID().IsEmpty()
+			isRoot, start := span.ParentSpanID().IsEmpty(), span.StartTimestamp()
 			span.MoveTo(slice.AppendEmpty())
 			if b.released.has(id) {
 				lateSpans++
 			} else {
-				b.arrived(id, isRoot, now)
+				b.arrived(id, isRoot, start, now)
 				grown[id] = true
 			}
 			return true
@@ -126,8 +128,11 @@ func (b *Buffer) destination(id pcommon.TraceID, late ptrace.Traces, rs ptrace.R
 	return dss.Spans()
 }
 
-func (b *Buffer) arrived(id pcommon.TraceID, isRoot bool, now time.Time) {
+func (b *Buffer) arrived(id pcommon.TraceID, isRoot bool, start pcommon.Timestamp, now time.Time) {
 	t := b.traces[id]
+	if t.Count == 0 || start < t.start {
+		t.start = start
+	}
 	t.Count++
 	t.last = now
 	if isRoot && t.root.IsZero() {
@@ -149,7 +154,8 @@ func (b *Buffer) evict() []*Trace {
 	return out
 }
 
-// Expire releases the traces that are complete at now, oldest first.
+// Expire releases the traces that are complete at now, in the order they
+// started.
 func (b *Buffer) Expire(now time.Time) []*Trace {
 	var out []*Trace
 	for _, t := range b.traces {
@@ -163,7 +169,7 @@ func (b *Buffer) Expire(now time.Time) []*Trace {
 		}
 		out = append(out, t)
 	}
-	sortByArrival(out)
+	sortByStart(out)
 	for _, t := range out {
 		b.release(t, t.Reason)
 	}
@@ -171,13 +177,13 @@ func (b *Buffer) Expire(now time.Time) []*Trace {
 	return out
 }
 
-// Flush releases every trace held, oldest first.
+// Flush releases every trace held, in the order they started.
 func (b *Buffer) Flush() []*Trace {
 	out := make([]*Trace, 0, len(b.traces))
 	for _, t := range b.traces {
 		out = append(out, t)
 	}
-	sortByArrival(out)
+	sortByStart(out)
 	for _, t := range out {
 		b.release(t, Shutdown)
 	}
@@ -205,8 +211,14 @@ func (b *Buffer) compactArrivals() {
 	})
 }
 
-func sortByArrival(ts []*Trace) {
+// sortByStart orders traces released together by their earliest span, so
+// that the turns of a conversation, often exported in one batch, are
+// evaluated in the order they happened.
+func sortByStart(ts []*Trace) {
 	slices.SortFunc(ts, func(a, b *Trace) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
 		if c := a.first.Compare(b.first); c != 0 {
 			return c
 		}

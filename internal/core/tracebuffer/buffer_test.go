@@ -89,6 +89,22 @@ func TestNewSpanPostponesWait(t *testing.T) {
 	}
 }
 
+func TestReleasedInStartOrder(t *testing.T) {
+	b := New(Config{Wait: time.Second, MaxTraces: 10, RememberReleased: 10})
+	td := batch(span{1, 1, true}, span{2, 2, true}, span{3, 3, true})
+	for i, start := range []int64{30, 10, 20} {
+		td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(i).SetStartTimestamp(pcommon.Timestamp(start))
+	}
+	b.Add(td, t0)
+	var got []byte
+	for _, tr := range b.Flush() {
+		got = append(got, tr.ID[15])
+	}
+	if string(got) != "\x02\x03\x01" {
+		t.Fatalf("released traces %v, want 2 3 1", got)
+	}
+}
+
 func TestEvictsOldestPastMaxTraces(t *testing.T) {
 	b := New(Config{Wait: time.Minute, MaxTraces: 2, RememberReleased: 10})
 	b.Add(batch(span{1, 1, false}), t0)
