@@ -47,7 +47,7 @@ type Trace struct {
 	Count  int // spans
 	Reason Reason
 
-	first, last, root time.Time // arrivals: first span, last span, root span (zero: none yet)
+	first, last, root time.Time         // arrivals: first span, last span, root span (zero: none yet)
 	start             pcommon.Timestamp // the earliest span start
 }
 
