@@ -1,0 +1,185 @@
+// Package predicate compiles the predicates users declare (OTTL conditions or
+// shorthands for tool calls and agent transfers) into a Set that tells, for
+// one span, whether it is a sampling event and which predicates hold there.
+//
+// In collector YAML:
+//
+//	predicates:
+//	  - name: sayHello
+//	    tool: say_hello                  # a tool call, in any convention
+//	  - name: xferToGreeting
+//	    transfer_to: greeting_agent      # a transfer/handoff to that agent
+//	  - name: slow
+//	    condition: 'span.end_time_unix_nano - span.start_time_unix_nano > 5000000000'
+//	  - name: inGreeting                 # latched: from a set event until a reset event
+//	    set: {transfer_to: greeting_agent}
+//	    reset: 'span.attributes["gen_ai.tool.name"] == "say_goodbye"'
+//	events: 'span.attributes["gen_ai.operation.name"] == "execute_tool"'  # optional
+//	error_mode: ignore                   # or silent
+package predicate
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl"
+)
+
+// MaxBits bounds the condition bits of a Set: one per predicate, plus one per
+// stateless set or reset condition of a latched predicate, plus one per latch
+// nested inside another. Bits are a uint64 so that a predicate check on the
+// hot path is a shift and a mask.
+const MaxBits = 64
+
+// Predicate is one predicate as a user writes it: either an OTTL condition
+// (written as a bare string, or under the key condition), or exactly one
+// shorthand: tool, transfer_to, or the latched pair set and reset.
+type Predicate struct {
+	// Condition is an OTTL condition over a span, its resource and scope
+	// (paths need the span., resource. or scope. prefix).
+	Condition string `mapstructure:"condition"`
+	// Tool is a tool name: the predicate holds at a call of that tool.
+	Tool string `mapstructure:"tool"`
+	// TransferTo is an agent name: the predicate holds at a transfer (handoff,
+	// delegation) to that agent.
+	TransferTo string `mapstructure:"transfer_to"`
+	// Set and Reset make a latched predicate: it holds from an event where Set
+	// holds until an event where Reset holds (false there unless Set holds
+	// too). Both are required together.
+	Set   *Predicate `mapstructure:"set"`
+	Reset *Predicate `mapstructure:"reset"`
+}
+
+// Named is one entry of the predicates list; its position is its bit.
+type Named struct {
+	// Name is how temporal expressions refer to the predicate: an identifier
+	// (letters, digits, _; not starting with a digit), not "ok".
+	Name      string `mapstructure:"name"`
+	Predicate `mapstructure:",squash"`
+}
+
+// Config is the predicate part of a processor's configuration; processors
+// embed it with `mapstructure:",squash"`.
+type Config struct {
+	// Predicates, in declaration order: predicate i is bit i of Bits.
+	Predicates []Named `mapstructure:"predicates"`
+	// Events selects the sampling events. Default (nil): DefaultEvents, the
+	// tool-call and handoff spans of every convention agentguard knows.
+	Events *Predicate `mapstructure:"events"`
+	// ErrorMode says what an OTTL evaluation error (say, ParseJSON of text
+	// that is not JSON) does besides making the predicate false at that span
+	// and being counted: ignore (default) logs it, silent does not. propagate
+	// is refused: an error must never drop a trace.
+	ErrorMode ottl.ErrorMode `mapstructure:"error_mode"`
+}
+
+// Validate checks the shape of every predicate; OTTL syntax is checked by
+// Compile, which needs the collector's telemetry settings.
+func (c *Config) Validate() error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, p := range c.Predicates {
+		if err := validName(p.Name); err != nil {
+			errs = append(errs, fmt.Errorf("predicates[%d]: %w", i, err))
+			continue
+		}
+		if seen[p.Name] {
+			errs = append(errs, fmt.Errorf("predicate %q: declared twice", p.Name))
+		}
+		seen[p.Name] = true
+		if err := p.Predicate.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("predicate %q: %w", p.Name, err))
+		}
+	}
+	if c.Events != nil {
+		if err := c.Events.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("events: %w", err))
+		} else if c.Events.latched() {
+			errs = append(errs, errors.New("events: cannot be latched: it decides span by span which spans are events"))
+		}
+	}
+	switch c.ErrorMode {
+	case "", ottl.IgnoreError, ottl.SilentError:
+	default:
+		errs = append(errs, fmt.Errorf("error_mode %q: valid values are %q and %q (a predicate error never drops a trace)",
+			c.ErrorMode, ottl.IgnoreError, ottl.SilentError))
+	}
+	if len(errs) == 0 {
+		if n := c.bitsNeeded(); n > MaxBits {
+			errs = append(errs, fmt.Errorf("predicates need %d condition bits, at most %d: one per predicate, "+
+				"plus one per stateless set or reset condition and per nested latch", n, MaxBits))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) bitsNeeded() int {
+	n := len(c.Predicates)
+	for _, p := range c.Predicates {
+		n += p.extraBits()
+	}
+	return n
+}
+
+// extraBits counts the bits a predicate needs besides its own output bit.
+func (p *Predicate) extraBits() int {
+	if !p.latched() {
+		return 0
+	}
+	return 1 + p.Set.extraBits() + 1 + p.Reset.extraBits()
+}
+
+func (p *Predicate) latched() bool { return p.Set != nil || p.Reset != nil }
+
+// validate checks that exactly one form is given, recursively.
+func (p *Predicate) validate() error {
+	var forms []string
+	if p.Condition != "" {
+		forms = append(forms, "condition")
+	}
+	if p.Tool != "" {
+		forms = append(forms, "tool")
+	}
+	if p.TransferTo != "" {
+		forms = append(forms, "transfer_to")
+	}
+	if p.latched() {
+		forms = append(forms, "set/reset")
+	}
+	switch {
+	case len(forms) == 0:
+		return errors.New("empty: give an OTTL condition or one of tool, transfer_to, set/reset")
+	case len(forms) > 1 && forms[0] == "condition":
+		return fmt.Errorf("give either an OTTL condition or a shorthand, not both (got %v)", forms)
+	case len(forms) > 1:
+		return fmt.Errorf("give exactly one shorthand, got %v", forms)
+	case p.latched() && (p.Set == nil || p.Reset == nil):
+		return errors.New("a latched predicate needs both set and reset")
+	case p.latched():
+		if err := p.Set.validate(); err != nil {
+			return fmt.Errorf("set: %w", err)
+		}
+		if err := p.Reset.validate(); err != nil {
+			return fmt.Errorf("reset: %w", err)
+		}
+	}
+	return nil
+}
+
+func validName(name string) error {
+	if name == "" {
+		return errors.New("name is required")
+	}
+	if name == "ok" {
+		return errors.New(`name "ok" is reserved: temporal expressions use it for "always true"`)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z')
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return fmt.Errorf("name %q: must be an identifier (letters, digits and _, not starting with a digit) "+
+				"so that temporal expressions can refer to it", name)
+		}
+	}
+	return nil
+}

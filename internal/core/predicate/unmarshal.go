@@ -1,0 +1,114 @@
+package predicate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.opentelemetry.io/collector/confmap"
+)
+
+// The YAML forms are decoded by hand rather than by mapstructure so that a
+// predicate can be a bare string or a map at any depth (set and reset nest),
+// and so that an unknown key is reported with the predicate's name.
+
+var (
+	_ confmap.Unmarshaler = (*Predicate)(nil)
+	_ confmap.Unmarshaler = (*Named)(nil)
+)
+
+var predicateKeys = []string{"condition", "tool", "transfer_to", "set", "reset"}
+
+// UnmarshalText takes the string form: an OTTL condition.
+func (p *Predicate) UnmarshalText(text []byte) error {
+	*p = Predicate{Condition: string(text)}
+	return nil
+}
+
+// Unmarshal takes the map form.
+func (p *Predicate) Unmarshal(conf *confmap.Conf) error {
+	got, err := decodePredicate(conf.ToStringMap())
+	if err != nil {
+		return err
+	}
+	*p = got
+	return nil
+}
+
+// Unmarshal takes a predicates list entry: name plus a predicate's keys.
+func (n *Named) Unmarshal(conf *confmap.Conf) error {
+	raw := conf.ToStringMap()
+	name, ok := raw["name"].(string)
+	if _, given := raw["name"]; given && !ok {
+		return fmt.Errorf("predicate name: must be a string, got %T", raw["name"])
+	}
+	delete(raw, "name")
+	p, err := decodePredicate(raw)
+	if err != nil {
+		if name == "" {
+			return fmt.Errorf("predicate: %w", err)
+		}
+		return fmt.Errorf("predicate %q: %w", name, err)
+	}
+	*n = Named{Name: name, Predicate: p}
+	return nil
+}
+
+// decodePredicate reads the string or map form of a predicate.
+func decodePredicate(raw any) (Predicate, error) {
+	switch v := raw.(type) {
+	case nil:
+		return Predicate{}, nil
+	case string:
+		return Predicate{Condition: v}, nil
+	case map[string]any:
+		return decodeMap(v)
+	}
+	return Predicate{}, fmt.Errorf("must be an OTTL condition (a string) or a map, got %T", raw)
+}
+
+func decodeMap(m map[string]any) (Predicate, error) {
+	var p Predicate
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // report the same error whatever the map's order
+	for _, k := range keys {
+		var err error
+		switch k {
+		case "condition":
+			p.Condition, err = stringValue(k, m[k])
+		case "tool":
+			p.Tool, err = stringValue(k, m[k])
+		case "transfer_to":
+			p.TransferTo, err = stringValue(k, m[k])
+		case "set":
+			p.Set, err = nested(k, m[k])
+		case "reset":
+			p.Reset, err = nested(k, m[k])
+		default:
+			err = fmt.Errorf("unknown key %q: valid keys are %s", k, strings.Join(predicateKeys, ", "))
+		}
+		if err != nil {
+			return Predicate{}, err
+		}
+	}
+	return p, nil
+}
+
+func stringValue(key string, v any) (string, error) {
+	s, ok := v.(string)
+	if !ok && v != nil {
+		return "", fmt.Errorf("%s: must be a string, got %T", key, v)
+	}
+	return s, nil
+}
+
+func nested(key string, v any) (*Predicate, error) {
+	p, err := decodePredicate(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	return &p, nil
+}
