@@ -19,7 +19,8 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"te": {"evaluate a temporal expression over named bit signals", runTE},
+		"te":    {"evaluate a temporal expression over named bit signals", runTE},
+		"check": {"check temporalcheck assertions over recorded OTLP/JSON traces (a CI gate)", runCheck},
 	}
 }
 

@@ -142,9 +142,16 @@ func (r *Runner) finish(key string, g *group, span ptrace.Span, attached bool) [
 	return out
 }
 
+// verdict wraps a monitor's verdict. The explanation is written only for the
+// verdicts someone reads: violations, passes when asked for, and the
+// unattached ones, which can only be logged.
 func (r *Runner) verdict(key string, g *group, i int, v texpr.Verdict, span ptrace.Span, attached bool) Verdict {
 	a := &r.assertions[i]
-	return Verdict{Verdict: v, Assertion: a, Group: key, Span: span, Attached: attached, Explanation: explain(a, g, v)}
+	out := Verdict{Verdict: v, Assertion: a, Group: key, Span: span, Attached: attached}
+	if v.Violation || r.opts.Passes || !attached {
+		out.Explanation = explain(a, g, v)
+	}
+	return out
 }
 
 // maxListed bounds the event list of an explanation.

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/processor"
+	noopmetric "go.opentelemetry.io/otel/metric/noop"
+	nooptrace "go.opentelemetry.io/otel/trace/noop"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// processorConfig reads one processor's block from a collector configuration
+// file, the very file the collector runs: the one named, or else the only
+// processor of the factory's type. It is unmarshalled and validated as the
+// collector would.
+func processorConfig(path, name string, f processor.Factory) (component.ID, component.Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return component.ID{}, nil, err
+	}
+	r, err := confmap.NewRetrievedFromYAML(b)
+	if err != nil {
+		return component.ID{}, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	conf, err := r.AsConf()
+	if err != nil {
+		return component.ID{}, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	procs, err := conf.Sub("processors")
+	if err != nil {
+		return component.ID{}, nil, fmt.Errorf("%s: processors: %w", path, err)
+	}
+	id, err := pickProcessor(procs, name, f.Type())
+	if err != nil {
+		return component.ID{}, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	sub, err := procs.Sub(id.String())
+	if err != nil {
+		return component.ID{}, nil, err
+	}
+	cfg := f.CreateDefaultConfig()
+	if err := sub.Unmarshal(cfg); err != nil {
+		return component.ID{}, nil, fmt.Errorf("%s: processors::%s: %w", path, id, err)
+	}
+	if err := confmap.Validate(cfg); err != nil {
+		return component.ID{}, nil, fmt.Errorf("%s: processors::%s: %w", path, id, err)
+	}
+	return id, cfg, nil
+}
+
+func pickProcessor(procs *confmap.Conf, name string, typ component.Type) (component.ID, error) {
+	var found []string
+	for key := range procs.ToStringMap() {
+		var id component.ID
+		if err := id.UnmarshalText([]byte(key)); err == nil && id.Type() == typ {
+			found = append(found, key)
+		}
+	}
+	slices.Sort(found)
+	switch {
+	case name != "" && slices.Contains(found, name):
+		var id component.ID
+		return id, id.UnmarshalText([]byte(name))
+	case name != "":
+		return component.ID{}, fmt.Errorf("no processor %q (%s processors: %s)", name, typ, orNone(found))
+	case len(found) == 1:
+		var id component.ID
+		return id, id.UnmarshalText([]byte(found[0]))
+	case len(found) == 0:
+		return component.ID{}, fmt.Errorf("no %s processor in the configuration", typ)
+	}
+	return component.ID{}, fmt.Errorf("several %s processors (%s): choose one with --processor", typ, strings.Join(found, ", "))
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// offlineSettings are the settings of a processor run by a command: its
+// warnings (what it logs once) go to stderr; its metrics go nowhere.
+func offlineSettings(id component.ID, stderr io.Writer) processor.Settings {
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.AddSync(stderr), zap.WarnLevel)
+	return processor.Settings{
+		ID: id,
+		TelemetrySettings: component.TelemetrySettings{
+			Logger:         zap.New(core),
+			TracerProvider: nooptrace.NewTracerProvider(),
+			MeterProvider:  noopmetric.NewMeterProvider(),
+			Resource:       pcommon.NewResource(),
+		},
+		BuildInfo: component.NewDefaultBuildInfo(),
+	}
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// readTraceFiles reads OTLP/JSON trace files: each one ExportTraceServiceRequest,
+// or one request per line (JSON lines, as the collector's file exporter writes).
+func readTraceFiles(paths []string) ([]ptrace.Traces, error) {
+	var out []ptrace.Traces
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		tds, err := parseTraces(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, tds...)
+	}
+	return out, nil
+}
+
+func parseTraces(b []byte) ([]ptrace.Traces, error) {
+	var u ptrace.JSONUnmarshaler
+	lines := jsonLines(b)
+	if lines == nil {
+		td, err := u.UnmarshalTraces(b)
+		if err != nil {
+			return nil, fmt.Errorf("not an OTLP/JSON ExportTraceServiceRequest: %w", err)
+		}
+		return []ptrace.Traces{td}, nil
+	}
+	out := make([]ptrace.Traces, 0, len(lines))
+	for _, l := range lines {
+		td, err := u.UnmarshalTraces(l.text)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: not an OTLP/JSON ExportTraceServiceRequest: %w", l.number, err)
+		}
+		out = append(out, td)
+	}
+	return out, nil
+}
+
+type line struct {
+	number int
+	text   []byte
+}
+
+// jsonLines splits a JSON-lines file; it returns nil for a file that is one
+// JSON document (pretty-printed or not), whose lines are not each valid JSON.
+func jsonLines(b []byte) []line {
+	var out []line
+	for i, text := range bytes.Split(b, []byte("\n")) {
+		text = bytes.TrimSpace(text)
+		if len(text) == 0 {
+			continue
+		}
+		if !json.Valid(text) {
+			return nil
+		}
+		out = append(out, line{i + 1, text})
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,121 @@
+package temporalcheck
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/core/predicate"
+	"github.com/agentguard/agentguard/internal/core/texpr"
+)
+
+// Report says which verdicts are written on spans.
+type Report string
+
+const (
+	// ReportViolations annotates violations (and thread-cap errors) only.
+	ReportViolations Report = "violations"
+	// ReportAll also annotates passes and inconclusive verdicts.
+	ReportAll Report = "all"
+)
+
+// GroupByTrace makes each trace a sequence of its own.
+const GroupByTrace = "trace_id"
+
+// Config of the temporalcheck processor.
+type Config struct {
+	// Predicates and the events condition (see the predicate package): the
+	// names temporal expressions use, and which spans are sampling events.
+	predicate.Config `mapstructure:",squash"`
+	// GroupBy is trace_id (default), or an attribute key such as
+	// gen_ai.conversation.id: the events of all traces with the same value
+	// form one sequence, in time order, across traces.
+	GroupBy string `mapstructure:"group_by"`
+	// Assertions to check over every group's sequence.
+	Assertions []assertion.Config `mapstructure:"assertions"`
+	// Report: violations (default) or all.
+	Report Report `mapstructure:"report"`
+	// Wait: a trace is complete this long after its last new span (default 10s).
+	Wait time.Duration `mapstructure:"wait"`
+	// RootWait: ... or this long after its root span arrived (default 1s; 0: Wait only).
+	RootWait time.Duration `mapstructure:"root_wait"`
+	// GroupTimeout: with an attribute group_by, a group ends this long after
+	// its last trace was released (default 5m); its end-of-sequence verdicts
+	// then go to the log and the self-metrics, its spans having left.
+	GroupTimeout time.Duration `mapstructure:"group_timeout"`
+	// MaxTraces held at once (default 100000); past it the oldest trace is
+	// evaluated and released early. It also bounds the open groups.
+	MaxTraces int `mapstructure:"max_traces"`
+	// MaxSpansPerTrace held per trace (default 10000); a larger trace is
+	// evaluated and released early, and its later spans pass as late.
+	MaxSpansPerTrace int `mapstructure:"max_spans_per_trace"`
+	// MaxEventsPerGroup: a group's sequence is ended (on_end applies) and a
+	// new one begun when it reaches this many events (default 10000).
+	MaxEventsPerGroup int `mapstructure:"max_events_per_group"`
+	// MaxThreads caps the live evaluations of one assertion in one group
+	// (default 100000); past it they are abandoned with an error verdict.
+	MaxThreads int `mapstructure:"max_threads"`
+}
+
+func createDefaultConfig() *Config {
+	return &Config{
+		GroupBy:           GroupByTrace,
+		Report:            ReportViolations,
+		Wait:              10 * time.Second,
+		RootWait:          time.Second,
+		GroupTimeout:      5 * time.Minute,
+		MaxTraces:         100_000,
+		MaxSpansPerTrace:  10_000,
+		MaxEventsPerGroup: 10_000,
+		MaxThreads:        texpr.DefaultMaxThreads,
+	}
+}
+
+// Validate checks everything but the OTTL syntax, which is compiled when the
+// processor is created (and fails it, so nothing starts).
+func (c *Config) Validate() error {
+	var errs []error
+	if c.GroupBy == "" {
+		errs = append(errs, errors.New(`group_by: must be "trace_id" or an attribute key`))
+	}
+	if c.Report != ReportViolations && c.Report != ReportAll {
+		errs = append(errs, fmt.Errorf("report: unknown value %q: valid values are %q and %q", c.Report, ReportViolations, ReportAll))
+	}
+	errs = append(errs, positive("wait", c.Wait), nonNegative("root_wait", c.RootWait), positive("group_timeout", c.GroupTimeout))
+	for name, v := range map[string]int{"max_traces": c.MaxTraces, "max_spans_per_trace": c.MaxSpansPerTrace,
+		"max_events_per_group": c.MaxEventsPerGroup, "max_threads": c.MaxThreads} {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be positive, got %d", name, v))
+		}
+	}
+	if len(c.Assertions) == 0 {
+		errs = append(errs, errors.New("assertions: at least one assertion is required"))
+	}
+	if _, err := assertion.Compile(c.Assertions, c.predicateNames(), c.MaxThreads); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) predicateNames() []string {
+	names := make([]string, len(c.Predicates))
+	for i, p := range c.Predicates {
+		names[i] = p.Name
+	}
+	return names
+}
+
+func positive(field string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%s: must be a positive duration, got %v", field, d)
+	}
+	return nil
+}
+
+func nonNegative(field string, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%s: must not be negative, got %v", field, d)
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package temporalcheck
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
+)
+
+func loadConfig(t *testing.T, name string) (*Config, error) {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, name).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	if err := sub.Unmarshal(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, confmap.Validate(cfg)
+}
+
+func TestLoadConfig(t *testing.T) {
+	cfg, err := loadConfig(t, "paper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.GroupBy != GroupByTrace || cfg.Report != ReportViolations || cfg.Wait != 10*time.Second || cfg.RootWait != time.Second ||
+		cfg.MaxTraces != 100_000 || len(cfg.Predicates) != 6 || len(cfg.Assertions) != 3 {
+		t.Errorf("paper: %+v", cfg)
+	}
+	if cfg.Predicates[0].Name != "xferToGreeting" || cfg.Predicates[0].TransferTo != "greeting_agent" || cfg.Predicates[3].Tool != "say_hello" {
+		t.Errorf("predicates %+v", cfg.Predicates)
+	}
+	cfg, err = loadConfig(t, "conversation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := assertion.Config{Name: "greeted", Always: "xferToGreeting >> sayHello", OnEnd: "fail"}
+	if cfg.GroupBy != "gen_ai.conversation.id" || cfg.Report != ReportAll || cfg.Wait != 30*time.Second || cfg.GroupTimeout != 10*time.Minute ||
+		cfg.MaxTraces != 5000 || cfg.MaxSpansPerTrace != 2000 || cfg.MaxEventsPerGroup != 500 || cfg.MaxThreads != 1000 ||
+		cfg.Assertions[0] != want || cfg.Assertions[1].Never != "slowCall" || !strings.Contains(cfg.Predicates[2].Condition, "end_time_unix_nano") {
+		t.Errorf("conversation: %+v", cfg)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for name, wants := range map[string][]string{
+		"bad_expression": {`assertion "te1": always: "sayHello >> (sayHello": col 22: expected ')', found end of expression`},
+		"undeclared":     {`assertion "te9": never: "sayHello + sayGoodbye": col 12: unknown predicate "sayGoodbye" (declared: sayHello)`},
+		"bad_values": {`report: unknown value "some": valid values are "violations" and "all"`, "wait: must be a positive duration, got -1s",
+			"max_traces: must be positive, got 0", `assertion "a": on_end: unknown end policy "later"`},
+		"no_assertions": {"assertions: at least one assertion is required"},
+	} {
+		_, err := loadConfig(t, name)
+		for _, want := range wants {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %v, want it to contain %q", name, err, want)
+			}
+		}
+	}
+}
+
+func TestConfigStruct(t *testing.T) {
+	if err := componenttest.CheckConfigStruct(NewFactory().CreateDefaultConfig()); err != nil {
+		t.Fatal(err)
+	}
+}

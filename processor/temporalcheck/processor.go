@@ -1,0 +1,268 @@
+package temporalcheck
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/core/texpr"
+	"github.com/agentguard/agentguard/internal/core/tracebuffer"
+	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
+)
+
+// temporalProcessor holds each trace until it is complete, turns it into its
+// group's events, runs the assertions, annotates the deciding spans and
+// passes every span on. One mutex serialises the buffer and the runner; the
+// next consumer is called outside it.
+type temporalProcessor struct {
+	cfg    *Config
+	next   consumer.Traces
+	logger *zap.Logger
+	tel    *metadata.TelemetryBuilder
+	events *eventSource
+	now    func() time.Time
+
+	mu         sync.Mutex
+	buf        *tracebuffer.Buffer
+	runner     *assertion.Runner
+	groupsSeen map[string]time.Time   // attribute groups: when their last trace was evaluated
+	warned     map[string]bool        // what has been logged once
+	held       int64                  // traces held, as last recorded
+	lastEvent  map[string]ptrace.Span // per group, the last event of the traces just evaluated
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Traces, events *eventSource, tel *metadata.TelemetryBuilder) (*temporalProcessor, error) {
+	compiled, err := assertion.Compile(cfg.Assertions, cfg.predicateNames(), cfg.MaxThreads)
+	if err != nil {
+		return nil, err
+	}
+	return &temporalProcessor{
+		cfg: cfg, next: next, logger: set.Logger, tel: tel, events: events, now: time.Now,
+		buf: tracebuffer.New(tracebuffer.Config{
+			Wait: cfg.Wait, RootWait: cfg.RootWait, MaxTraces: cfg.MaxTraces,
+			MaxSpansPerTrace: cfg.MaxSpansPerTrace, RememberReleased: cfg.MaxTraces,
+		}),
+		runner: assertion.NewRunner(compiled, assertion.Options{
+			Passes: cfg.Report == ReportAll, MaxEventsPerGroup: cfg.MaxEventsPerGroup,
+		}),
+		groupsSeen: map[string]time.Time{},
+		warned:     map[string]bool{},
+		lastEvent:  map[string]ptrace.Span{},
+	}, nil
+}
+
+func (p *temporalProcessor) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: true}
+}
+
+// Start runs the clock that releases complete traces.
+func (p *temporalProcessor) Start(context.Context, component.Host) error {
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	go p.tick(tickInterval(p.cfg))
+	return nil
+}
+
+// tickInterval checks deadlines often enough to release a trace within a
+// quarter of its wait.
+func tickInterval(cfg *Config) time.Duration {
+	d := cfg.Wait
+	if cfg.RootWait > 0 {
+		d = min(d, cfg.RootWait)
+	}
+	return min(max(d/4, 10*time.Millisecond), time.Second)
+}
+
+func (p *temporalProcessor) tick(every time.Duration) {
+	defer close(p.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.forward(context.Background(), p.expire())
+		}
+	}
+}
+
+// ConsumeTraces takes the spans in. Late spans of released traces pass at
+// once; traces a bound forces out are evaluated and passed on now.
+func (p *temporalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	p.mu.Lock()
+	late, lateSpans, forced := p.buf.Add(td, p.now())
+	out := p.evaluate(ctx, forced)
+	p.recordHeld(ctx)
+	if lateSpans > 0 {
+		p.tel.LateSpans.Add(ctx, int64(lateSpans))
+		p.warnOnce("late", "spans arrived after their trace was released; they pass through unchecked (raise wait or root_wait)",
+			zap.Int("spans", lateSpans))
+		out = append(out, late)
+	}
+	p.mu.Unlock()
+	return p.forward(ctx, out)
+}
+
+// expire evaluates the traces complete by now and ends idle groups.
+func (p *temporalProcessor) expire() []ptrace.Traces {
+	ctx := context.Background()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.evaluate(ctx, p.buf.Expire(p.now()))
+	p.recordHeld(ctx)
+	p.endIdleGroups(ctx)
+	return out
+}
+
+// Shutdown evaluates and passes on everything held, then ends every group.
+func (p *temporalProcessor) Shutdown(ctx context.Context) error {
+	if p.stop != nil {
+		close(p.stop)
+		<-p.done
+	}
+	p.mu.Lock()
+	out := p.evaluate(ctx, p.buf.Flush())
+	p.recordHeld(ctx)
+	// A group whose last trace is in this flush still has its spans here:
+	// its end-of-sequence verdicts go on that trace's last event.
+	last := p.lastEvent
+	for _, key := range p.runner.Keys() {
+		delete(p.groupsSeen, key)
+		p.events.forget(key)
+		vs := p.runner.Finish(key)
+		if ev, ok := last[key]; ok {
+			for i := range vs {
+				vs[i].Span, vs[i].Attached = ev, true
+			}
+		}
+		p.report(ctx, vs)
+	}
+	p.mu.Unlock()
+	return p.forward(ctx, out)
+}
+
+func (p *temporalProcessor) forward(ctx context.Context, batches []ptrace.Traces) error {
+	var first error
+	for _, td := range batches {
+		if err := p.next.ConsumeTraces(ctx, td); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// evaluate runs the assertions over released traces and annotates them.
+func (p *temporalProcessor) evaluate(ctx context.Context, traces []*tracebuffer.Trace) []ptrace.Traces {
+	out := make([]ptrace.Traces, 0, len(traces))
+	clear(p.lastEvent)
+	for _, t := range traces {
+		start := time.Now()
+		if t.Reason.Early() {
+			p.tel.TracesReleasedEarly.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", t.Reason.String())))
+			p.warnOnce("early-"+t.Reason.String(), "a trace was evaluated before it was complete (raise max_traces or max_spans_per_trace)",
+				zap.String("reason", t.Reason.String()), zap.Stringer("trace_id", t.ID))
+		}
+		key, events, errs := p.events.extract(t)
+		if errs > 0 {
+			p.tel.PredicateErrors.Add(ctx, int64(errs))
+			p.warnOnce("predicate-errors", "OTTL conditions failed on some spans; those predicates count as false there", zap.Int("errors", errs))
+		}
+		perTrace := p.cfg.GroupBy == GroupByTrace
+		p.report(ctx, p.runner.Run(key, events, perTrace))
+		if len(events) > 0 {
+			p.lastEvent[key] = events[len(events)-1].Span
+		}
+		if !perTrace {
+			p.groupsSeen[key] = p.now()
+		}
+		p.tel.EventsPerGroup.Record(ctx, int64(len(events)))
+		p.tel.EvaluationTime.Record(ctx, time.Since(start).Seconds())
+		out = append(out, t.Spans)
+	}
+	p.boundGroups(ctx)
+	return out
+}
+
+// report counts every verdict and annotates the ones the config asks for.
+// A verdict whose spans have left can only be logged.
+func (p *temporalProcessor) report(ctx context.Context, vs []assertion.Verdict) {
+	for _, v := range vs {
+		p.tel.Verdicts.Add(ctx, 1, metric.WithAttributes(attribute.String("assertion", v.Assertion.Name),
+			attribute.String("verdict", verdictName(v))))
+		if v.Kind == texpr.Error {
+			p.warnOnce("threads-"+v.Assertion.Name, "an assertion exceeded max_threads; its live evaluations were abandoned",
+				zap.String("assertion", v.Assertion.Name), zap.String("detail", v.TreeNote))
+		}
+		switch {
+		case !v.Attached:
+			p.tel.UnattachedVerdicts.Add(ctx, 1, metric.WithAttributes(attribute.String("assertion", v.Assertion.Name)))
+			p.logger.Info("verdict decided after the group's spans left", zap.String("assertion", v.Assertion.Name),
+				zap.String("group", v.Group), zap.String("verdict", verdictName(v)), zap.Bool("violation", v.Violation),
+				zap.String("explanation", v.Explanation))
+		case v.Violation || p.cfg.Report == ReportAll:
+			assertion.Annotate(v)
+		}
+	}
+}
+
+func verdictName(v assertion.Verdict) string { return strings.ToLower(v.Kind.String()) }
+
+// endIdleGroups ends the attribute groups without a trace for GroupTimeout.
+func (p *temporalProcessor) endIdleGroups(ctx context.Context) {
+	now := p.now()
+	for key, seen := range p.groupsSeen {
+		if now.Sub(seen) >= p.cfg.GroupTimeout {
+			p.endGroup(ctx, key)
+		}
+	}
+}
+
+// boundGroups ends the least recently active groups past MaxTraces.
+func (p *temporalProcessor) boundGroups(ctx context.Context) {
+	for len(p.groupsSeen) > p.cfg.MaxTraces {
+		var oldest string
+		var at time.Time
+		for key, seen := range p.groupsSeen {
+			if oldest == "" || seen.Before(at) {
+				oldest, at = key, seen
+			}
+		}
+		p.warnOnce("groups", "more open groups than max_traces: the least recently active was ended early", zap.String("group", oldest))
+		p.endGroup(ctx, oldest)
+	}
+}
+
+func (p *temporalProcessor) endGroup(ctx context.Context, key string) {
+	delete(p.groupsSeen, key)
+	p.events.forget(key)
+	p.report(ctx, p.runner.Finish(key))
+}
+
+// recordHeld keeps the traces-held gauge equal to the buffer's size.
+func (p *temporalProcessor) recordHeld(ctx context.Context) {
+	n := int64(p.buf.Len())
+	p.tel.TracesHeld.Add(ctx, n-p.held)
+	p.held = n
+}
+
+// warnOnce logs a kind of decision not taken the first time it happens; the
+// self-metrics count every occurrence.
+func (p *temporalProcessor) warnOnce(kind, msg string, fields ...zap.Field) {
+	if p.warned[kind] {
+		return
+	}
+	p.warned[kind] = true
+	p.logger.Warn(msg+" (logged once; see the self-metrics)", fields...)
+}

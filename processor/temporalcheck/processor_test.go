@@ -1,0 +1,275 @@
+package temporalcheck
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
+)
+
+// fixture reads a trace file the real frameworks exported (copied from the
+// shared fixtures into the repository's testdata).
+func fixture(t testing.TB, path string) ptrace.Traces {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "traces", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return td
+}
+
+// newTestProcessor builds the processor from a named testdata config.
+func newTestProcessor(t testing.TB, name string, edit func(*Config)) (*temporalProcessor, *consumertest.TracesSink) {
+	t.Helper()
+	cfg, err := loadConfig(t.(*testing.T), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(cfg)
+	}
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	return p.(*temporalProcessor), sink
+}
+
+// verdictsOf lists the evaluation events on the spans the sink received, as
+// "assertion verdict start/end on span-name", sorted.
+func verdictsOf(sink *consumertest.TracesSink) []string {
+	var out []string
+	for _, td := range sink.AllTraces() {
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, span := range ss.Spans().All() {
+					for _, ev := range span.Events().All() {
+						if ev.Name() != assertion.EvaluationEvent {
+							continue
+						}
+						a := ev.Attributes().AsRaw()
+						out = append(out, fmt.Sprintf("%s %s %d/%d on %s", a[assertion.AttrEvaluationName], a[assertion.AttrVerdict],
+							a[assertion.AttrStartEvent], a[assertion.AttrEndEvent], span.Name()))
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func spanCount(sink *consumertest.TracesSink) int {
+	n := 0
+	for _, td := range sink.AllTraces() {
+		n += td.SpanCount()
+	}
+	return n
+}
+
+func feed(t *testing.T, p *temporalProcessor, tds ...ptrace.Traces) int {
+	n := 0
+	for _, td := range tds {
+		n += td.SpanCount()
+		if err := p.ConsumeTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
+}
+
+func shutdown(t *testing.T, p *temporalProcessor) {
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPaperRunsPerTrace(t *testing.T) {
+	p, sink := newTestProcessor(t, "paper", nil)
+	n := feed(t, p, fixture(t, "adk-weather/adk-good-42-0.json"), fixture(t, "adk-weather/adk-good-42-1.json"))
+	shutdown(t, p)
+	if got := verdictsOf(sink); len(got) != 0 || spanCount(sink) != n {
+		t.Fatalf("good run: verdicts %v, %d of %d spans", got, spanCount(sink), n)
+	}
+
+	p, sink = newTestProcessor(t, "paper", nil)
+	n = feed(t, p, fixture(t, "adk-weather/adk-bad-43-0.json"), fixture(t, "adk-weather/adk-bad-43-1.json"))
+	shutdown(t, p)
+	want := []string{"te1 failure 1/3 on execute_tool transfer_to_agent"}
+	if got := verdictsOf(sink); !slices.Equal(got, want) || spanCount(sink) != n {
+		t.Fatalf("bad run: verdicts %v, want %v; %d of %d spans", got, want, spanCount(sink), n)
+	}
+}
+
+// With the conversation as the group, the paper's failing run also fails
+// from event 3 (turn 1) to event 4 (turn 2).
+func TestPaperConversation(t *testing.T) {
+	p, sink := newTestProcessor(t, "paper", func(c *Config) { c.GroupBy = "gen_ai.conversation.id" })
+	feed(t, p, fixture(t, "adk-weather/adk-bad-43-0.json"), fixture(t, "adk-weather/adk-bad-43-1.json"))
+	shutdown(t, p)
+	want := []string{"te1 failure 1/3 on execute_tool transfer_to_agent", "te1 failure 3/4 on execute_tool transfer_to_agent"}
+	if got := verdictsOf(sink); !slices.Equal(got, want) {
+		t.Fatalf("verdicts %v, want %v", got, want)
+	}
+	violating := 0
+	for _, td := range sink.AllTraces() {
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, span := range ss.Spans().All() {
+					if v, ok := span.Attributes().Get(assertion.AttrViolation); ok && v.Bool() {
+						violating++
+					}
+				}
+			}
+		}
+	}
+	if violating != 2 {
+		t.Errorf("%d spans marked agentguard.violation, want 2", violating)
+	}
+}
+
+// The real ADK for TypeScript traces: agentName in the tool args.
+func TestADKTypeScript(t *testing.T) {
+	for file, want := range map[string][]string{
+		"adk-js/strong-run-01.json": nil,
+		"adk-js/weak-run-05.json":   {"te1 failure 1/3 on execute_tool transfer_to_agent", "te1 failure 3/4 on execute_tool transfer_to_agent"},
+	} {
+		p, sink := newTestProcessor(t, "paper", func(c *Config) { c.GroupBy = "gen_ai.conversation.id" })
+		feed(t, p, fixture(t, file))
+		shutdown(t, p)
+		if got := verdictsOf(sink); !slices.Equal(got, want) {
+			t.Errorf("%s: verdicts %v, want %v", file, got, want)
+		}
+	}
+}
+
+// splitSpans cuts a trace file into batches of random sizes in random order.
+func splitSpans(r *rand.Rand, td ptrace.Traces) []ptrace.Traces {
+	type loc struct{ rs, ss, sp int }
+	var all []loc
+	for i, rs := range td.ResourceSpans().All() {
+		for j, ss := range rs.ScopeSpans().All() {
+			for k := range ss.Spans().Len() {
+				all = append(all, loc{i, j, k})
+			}
+		}
+	}
+	r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	var out []ptrace.Traces
+	for len(all) > 0 {
+		n := 1 + r.IntN(len(all))
+		b := ptrace.NewTraces()
+		for _, l := range all[:n] {
+			rs := td.ResourceSpans().At(l.rs)
+			ss := rs.ScopeSpans().At(l.ss)
+			drs := b.ResourceSpans().AppendEmpty()
+			rs.Resource().CopyTo(drs.Resource())
+			dss := drs.ScopeSpans().AppendEmpty()
+			ss.Scope().CopyTo(dss.Scope())
+			ss.Spans().At(l.sp).CopyTo(dss.Spans().AppendEmpty())
+		}
+		out = append(out, b)
+		all = all[n:]
+	}
+	return out
+}
+
+// Any split of the spans into batches, in any order, gives the same verdicts
+// on the same spans, and every span comes out.
+func TestBatchingDoesNotMatter(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	want := []string{"te1 failure 1/3 on execute_tool transfer_to_agent", "te1 failure 3/4 on execute_tool transfer_to_agent"}
+	for range 30 {
+		p, sink := newTestProcessor(t, "paper", func(c *Config) { c.GroupBy = "gen_ai.conversation.id" })
+		n := 0
+		for _, file := range []string{"adk-weather/adk-bad-43-0.json", "adk-weather/adk-bad-43-1.json"} {
+			n += feed(t, p, splitSpans(r, fixture(t, file))...)
+		}
+		shutdown(t, p)
+		if got := verdictsOf(sink); !slices.Equal(got, want) || spanCount(sink) != n {
+			t.Fatalf("verdicts %v; %d of %d spans", got, spanCount(sink), n)
+		}
+	}
+}
+
+func TestLateSpansPassThrough(t *testing.T) {
+	p, sink := newTestProcessor(t, "paper", nil)
+	clock := time.Unix(1_800_000_000, 0)
+	p.now = func() time.Time { return clock }
+	batches := splitSpans(rand.New(rand.NewPCG(1, 1)), fixture(t, "adk-weather/adk-bad-43-0.json"))
+	first, rest := batches[0], batches[1:]
+	n := feed(t, p, first)
+	clock = clock.Add(time.Minute)
+	p.forward(context.Background(), p.expire())
+	if spanCount(sink) != n {
+		t.Fatalf("after wait: %d of %d spans released", spanCount(sink), n)
+	}
+	n += feed(t, p, rest...)
+	if spanCount(sink) != n || p.buf.Len() != 0 {
+		t.Fatalf("late spans held: %d of %d out, %d traces held", spanCount(sink), n, p.buf.Len())
+	}
+	shutdown(t, p)
+}
+
+// At shutdown a conversation ends with its last trace still in hand: an
+// on_end fail verdict goes on that trace's last event.
+func TestShutdownAttachesEndOfGroupVerdicts(t *testing.T) {
+	p, sink := newTestProcessor(t, "paper", func(c *Config) {
+		c.GroupBy = "gen_ai.conversation.id"
+		c.Assertions = []assertion.Config{{Name: "answered", Always: "xferToWeather >> getWeather + ok", OnEnd: "fail"}}
+	})
+	feed(t, p, fixture(t, "adk-weather/adk-good-42-0.json"), fixture(t, "adk-weather/adk-good-42-1.json"))
+	shutdown(t, p)
+	// get_weather is the conversation's last event: "+ ok" waits for one more.
+	want := []string{"answered failure 3/4 on execute_tool get_weather"}
+	if got := verdictsOf(sink); !slices.Equal(got, want) {
+		t.Fatalf("verdicts %v, want %v", got, want)
+	}
+}
+
+func TestMaxTracesReleasesTheOldestEarly(t *testing.T) {
+	p, sink := newTestProcessor(t, "paper", func(c *Config) { c.MaxTraces = 1 })
+	feed(t, p, fixture(t, "adk-weather/adk-bad-43-0.json"))
+	if spanCount(sink) != 0 {
+		t.Fatal("released before the bound was reached")
+	}
+	feed(t, p, fixture(t, "adk-weather/adk-good-42-0.json"))
+	if got := verdictsOf(sink); len(got) != 1 || !strings.HasPrefix(got[0], "te1 failure 1/3") {
+		t.Fatalf("evicted trace's verdicts %v", got)
+	}
+	shutdown(t, p)
+}
+
+func TestBadOTTLFailsCreation(t *testing.T) {
+	cfg, err := loadConfig(t, "paper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Predicates[0].TransferTo = ""
+	cfg.Predicates[0].Condition = `span.attributes["x"] ==`
+	_, err = NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, new(consumertest.TracesSink))
+	if err == nil || !strings.Contains(err.Error(), "xferToGreeting") {
+		t.Fatalf("error %v, want one naming the predicate", err)
+	}
+}
