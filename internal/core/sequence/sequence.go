@@ -1,0 +1,117 @@
+// Package sequence turns the spans of one or more traces into each trace's
+// ordered sampling events and the key of the group (a trace, or a
+// conversation across traces) the trace belongs to.
+//
+// It does not import the predicate package: the caller passes a Classifier,
+// typically a closure over a compiled predicate set, e.g.
+//
+//	classify := func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, sp ptrace.Span) (bool, uint64) {
+//		ok, sig := set.Eval(rs, ss, sp)
+//		return ok, uint64(sig)
+//	}
+//
+// Classification is order-independent (spans arrive shuffled); anything that
+// depends on order, such as latched predicates, is applied afterwards with
+// Fold, once the group's events are merged in order.
+package sequence
+
+import (
+	"cmp"
+	"slices"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// ByTraceID as GroupBy makes each trace its own group.
+const ByTraceID = "trace_id"
+
+// Classifier tells whether a span is a sampling event and, if so, its
+// order-independent signals (predicate bits before any latch).
+type Classifier func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) (isEvent bool, signals uint64)
+
+// Event is one sampling event.
+type Event struct {
+	// Span is a handle into the caller's ptrace.Traces: annotations written
+	// to it (events, attributes) land in the data that is passed on.
+	Span ptrace.Span
+	// Start is the span's start time, kept apart for reporting.
+	Start pcommon.Timestamp
+	// Signals is the Classifier's output.
+	Signals uint64
+	// Bits is the predicate truth at this event: Signals until Fold sets it.
+	Bits uint64
+}
+
+// Trace is one trace's events in order, and its group.
+type Trace struct {
+	ID pcommon.TraceID
+	// Group is the group key: the trace ID in hex for ByTraceID, else the
+	// attribute's value as a string; "" when GroupFound is false.
+	Group      string
+	GroupFound bool
+	// Events are the trace's events by start time, then end time, then span
+	// ID (see Compare); possibly none.
+	Events []Event
+}
+
+// Compare orders events by start time, then end time (ADK start times are
+// whole milliseconds, so starts tie often and ends rarely), then span ID and
+// trace ID, so that the order is total and does not depend on arrival.
+func Compare(a, b Event) int { return compareSpans(a.Span, b.Span) }
+
+func compareSpans(a, b ptrace.Span) int {
+	return cmp.Or(
+		cmp.Compare(a.StartTimestamp(), b.StartTimestamp()),
+		cmp.Compare(a.EndTimestamp(), b.EndTimestamp()),
+		compareIDs(a.SpanID(), b.SpanID()),
+		compareIDs(a.TraceID(), b.TraceID()),
+	)
+}
+
+func compareIDs[ID pcommon.SpanID | pcommon.TraceID](a, b ID) int {
+	for i := range len(a) {
+		if c := cmp.Compare(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// Split groups the spans of td by trace and returns each trace's events in
+// order and its group key under groupBy (ByTraceID, or an attribute key).
+// Traces come ordered by their earliest span, then trace ID; a trace
+// without events is returned too, so that the caller still learns its group.
+func Split(td ptrace.Traces, classify Classifier, groupBy string) []Trace {
+	b := builder{groupBy: groupBy, traces: map[pcommon.TraceID]*building{}}
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				b.add(rs, ss, sp, classify)
+			}
+		}
+	}
+	return b.finish()
+}
+
+// Merge returns the events of several traces of one group in one order.
+func Merge(seqs ...[]Event) []Event {
+	var n int
+	for _, s := range seqs {
+		n += len(s)
+	}
+	out := make([]Event, 0, n)
+	for _, s := range seqs {
+		out = append(out, s...)
+	}
+	slices.SortStableFunc(out, Compare)
+	return out
+}
+
+// Fold sets each event's Bits from its Signals by step, called in order:
+// step is where per-group state such as latches advances.
+func Fold(events []Event, step func(signals uint64) uint64) {
+	for i := range events {
+		events[i].Bits = step(events[i].Signals)
+	}
+}
