@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test lint fmt-check vet staticcheck fuzz bench dist
+.PHONY: test lint fmt-check vet staticcheck fuzz bench dist smoke
 
 # The README's test command: unit, conformance, property and end-to-end tests.
 test:
@@ -35,3 +35,7 @@ OCB = $(GO) run go.opentelemetry.io/collector/cmd/builder@v0.165.0
 dist:
 	mkdir -p dist
 	$(OCB) --config builder-config.yaml
+
+# The built distribution on loopback with the weather agents example.
+smoke: dist
+	bash scripts/smoke.sh
