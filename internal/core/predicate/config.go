@@ -75,7 +75,7 @@ type Config struct {
 
 // Validate checks the shape of every predicate; OTTL syntax is checked by
 // Compile, which needs the collector's telemetry settings.
-func (c *Config) Validate() error {
+func (c Config) Validate() error {
 	var errs []error
 	seen := map[string]bool{}
 	for i, p := range c.Predicates {
@@ -113,7 +113,7 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (c *Config) bitsNeeded() int {
+func (c Config) bitsNeeded() int {
 	n := len(c.Predicates)
 	for _, p := range c.Predicates {
 		n += p.extraBits()

@@ -53,17 +53,26 @@ type Set struct {
 	onError  func(string, error)
 	evalCtx  context.Context
 	stateful bool
+	facts    bool // some condition runs natively: gather spanFacts
+	ottl     bool // some condition runs OTTL: make a TransformContext
 }
 
 type condition struct {
-	owner string // the predicate's name, for errors
-	bit   uint
-	cond  *ottl.Condition[*ottlspan.TransformContext]
+	owner  string // the predicate's name, for errors
+	bit    uint
+	cond   *ottl.Condition[*ottlspan.TransformContext]
+	native *native // when set, runs instead of cond (same meaning, faster)
 }
 
 // Compile checks cfg and compiles it. Errors name the predicate and carry
 // OTTL's own message (which quotes the condition and shows where it broke).
 func Compile(cfg Config, set Settings) (*Set, error) {
+	return compile(cfg, set, true)
+}
+
+// compile with native false runs every condition through OTTL: the tests
+// compare the two ways.
+func compile(cfg Config, set Settings, native bool) (*Set, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -80,12 +89,12 @@ func Compile(cfg Config, set Settings) (*Set, error) {
 		silent: cfg.ErrorMode == ottl.SilentError, logger: logger, onError: set.OnError,
 		evalCtx: context.Background(), outMask: lowBits(len(cfg.Predicates)),
 	}
-	b := builder{set: s, parser: &parser, next: uint(len(cfg.Predicates))}
+	b := builder{set: s, parser: &parser, next: uint(len(cfg.Predicates)), native: native}
 	events := Predicate{Condition: DefaultEvents}
 	if cfg.Events != nil {
 		events = *cfg.Events
 	}
-	if s.events, err = b.parse(EventsOwner, events.OTTL(), 0); err != nil {
+	if s.events, err = b.parse(EventsOwner, &events, 0); err != nil {
 		b.errs = append(b.errs, err)
 	}
 	for i, p := range cfg.Predicates {
@@ -97,6 +106,10 @@ func Compile(cfg Config, set Settings) (*Set, error) {
 		return nil, errors.Join(b.errs...)
 	}
 	s.stateful = len(s.latches) > 0
+	for _, c := range append(s.conds, s.events) {
+		s.facts = s.facts || c.native != nil
+		s.ottl = s.ottl || c.native == nil
+	}
 	return s, nil
 }
 
@@ -105,13 +118,14 @@ type builder struct {
 	set    *Set
 	parser *ottl.Parser[*ottlspan.TransformContext]
 	next   uint // the next free bit above the predicates' own
+	native bool // run shorthands natively
 	errs   []error
 }
 
 // add compiles predicate p of the given name onto bit out.
 func (b *builder) add(name string, p *Predicate, out uint) {
 	if !p.latched() {
-		c, err := b.parse(name, p.OTTL(), out)
+		c, err := b.parse(name, p, out)
 		if err != nil {
 			b.errs = append(b.errs, err)
 			return
@@ -131,15 +145,35 @@ func (b *builder) alloc() uint {
 	return bit
 }
 
-func (b *builder) parse(owner, src string, bit uint) (condition, error) {
-	c, err := b.parser.ParseCondition(src)
+// parse compiles a stateless predicate. The OTTL of a shorthand is parsed
+// too, although the native matcher runs: it is what the docs show.
+func (b *builder) parse(owner string, p *Predicate, bit uint) (condition, error) {
+	c, err := b.parser.ParseCondition(p.OTTL())
 	if err != nil {
 		if owner == EventsOwner {
 			return condition{}, fmt.Errorf("events condition: %w", err)
 		}
 		return condition{}, fmt.Errorf("predicate %q: %w", owner, err)
 	}
-	return condition{owner: owner, bit: bit, cond: c}, nil
+	cond := condition{owner: owner, bit: bit, cond: c}
+	if b.native {
+		cond.native = nativeFor(p)
+	}
+	return cond, nil
+}
+
+// nativeFor is the native matcher of a shorthand or of the default events
+// condition; nil for any other OTTL.
+func nativeFor(p *Predicate) *native {
+	switch {
+	case p.Tool != "":
+		return toolMatcher(p.Tool)
+	case p.TransferTo != "":
+		return transferMatcher(p.TransferTo)
+	case p.Condition == DefaultEvents:
+		return defaultEventsMatcher
+	}
+	return nil
 }
 
 // Names are the predicates' names in declaration order (bit order).
@@ -158,24 +192,55 @@ func (s *Set) Stateful() bool { return s.stateful }
 // evaluated: predicates only matter at events. An evaluation error makes its
 // condition false at this span; it is counted through OnError, never fatal.
 func (s *Set) Eval(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) (isEvent bool, sig Signals) {
-	tCtx := ottlspan.NewTransformContext(rs, ss, span)
-	defer tCtx.Close()
-	if !s.holds(&s.events, tCtx) {
+	ev := evaluation{set: s, rs: rs, ss: ss, span: span}
+	defer ev.close()
+	if s.facts {
+		ev.facts.gather(span)
+	}
+	if !ev.holds(&s.events) {
 		return false, 0
 	}
 	for i := range s.conds {
-		if s.holds(&s.conds[i], tCtx) {
+		if ev.holds(&s.conds[i]) {
 			sig |= 1 << s.conds[i].bit
 		}
 	}
 	return true, sig
 }
 
-func (s *Set) holds(c *condition, tCtx *ottlspan.TransformContext) bool {
-	ok, err := c.cond.Eval(s.evalCtx, tCtx)
-	if err == nil {
-		return ok
+// evaluation is one span's: its facts, and its OTTL context once one is
+// needed.
+type evaluation struct {
+	set   *Set
+	rs    ptrace.ResourceSpans
+	ss    ptrace.ScopeSpans
+	span  ptrace.Span
+	facts spanFacts
+	tCtx  *ottlspan.TransformContext
+}
+
+func (ev *evaluation) holds(c *condition) bool {
+	if c.native != nil {
+		return c.native.match(&ev.facts)
 	}
+	if ev.tCtx == nil {
+		ev.tCtx = ottlspan.NewTransformContext(ev.rs, ev.ss, ev.span)
+	}
+	ok, err := c.cond.Eval(ev.set.evalCtx, ev.tCtx)
+	if err != nil {
+		ev.set.failed(c, err)
+		return false
+	}
+	return ok
+}
+
+func (ev *evaluation) close() {
+	if ev.tCtx != nil {
+		ev.tCtx.Close()
+	}
+}
+
+func (s *Set) failed(c *condition, err error) {
 	if s.onError != nil {
 		s.onError(c.owner, err)
 	}
@@ -183,7 +248,6 @@ func (s *Set) holds(c *condition, tCtx *ottlspan.TransformContext) bool {
 		s.logger.Warn("predicate evaluation failed; it is false at this span",
 			zap.String("predicate", c.owner), zap.Error(err))
 	}
-	return false
 }
 
 func describe(p *Predicate) string {
