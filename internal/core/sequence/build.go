@@ -15,14 +15,15 @@ type candidate struct {
 	found bool
 }
 
+// offer takes the value if it is the earliest so far. An empty value counts
+// as absent: it would merge unrelated traces into one group "".
 func (c *candidate) offer(sp ptrace.Span, v pcommon.Value, ok bool) {
-	if !ok {
+	if !ok || (c.found && compareSpans(sp, c.at) >= 0) {
 		return
 	}
-	if c.found && compareSpans(sp, c.at) >= 0 {
-		return
+	if value := v.AsString(); value != "" {
+		*c = candidate{at: sp, value: value, found: true}
 	}
-	*c = candidate{at: sp, value: v.AsString(), found: true}
 }
 
 // building is one trace while Split reads the batch.
@@ -30,14 +31,16 @@ type building struct {
 	Trace
 	first    ptrace.Span // earliest span, to order the traces
 	hasFirst bool
-	// onSpan and onResource: the group key found on a span's own attributes
-	// wins over one found on a resource (the span's is more specific: in ADK
-	// only invoke_agent spans carry gen_ai.conversation.id).
-	onSpan, onResource candidate
+	// onSpan and onResource, per group key in order of preference: the key
+	// found on a span's own attributes wins over one found on a resource (the
+	// span's is more specific: in ADK only invoke_agent spans carry
+	// gen_ai.conversation.id).
+	onSpan, onResource []candidate
 }
 
 type builder struct {
 	groupBy string
+	keys    []string // the attribute keys groupBy reads
 	traces  map[pcommon.TraceID]*building
 }
 
@@ -46,11 +49,11 @@ func (b *builder) add(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, sp ptrace.S
 	if !t.hasFirst || compareSpans(sp, t.first) < 0 {
 		t.first, t.hasFirst = sp, true
 	}
-	if b.groupBy != ByTraceID {
-		v, ok := sp.Attributes().Get(b.groupBy)
-		t.onSpan.offer(sp, v, ok)
-		v, ok = rs.Resource().Attributes().Get(b.groupBy)
-		t.onResource.offer(sp, v, ok)
+	for i, key := range b.keys {
+		v, ok := sp.Attributes().Get(key)
+		t.onSpan[i].offer(sp, v, ok)
+		v, ok = rs.Resource().Attributes().Get(key)
+		t.onResource[i].offer(sp, v, ok)
 	}
 	if ok, sig := classify(rs, ss, sp); ok {
 		t.Events = append(t.Events, Event{Span: sp, Start: sp.StartTimestamp(), Signals: sig, Bits: sig})
@@ -61,7 +64,7 @@ func (b *builder) trace(sp ptrace.Span) *building {
 	id := sp.TraceID()
 	t, ok := b.traces[id]
 	if !ok {
-		t = &building{Trace: Trace{ID: id}}
+		t = &building{Trace: Trace{ID: id}, onSpan: make([]candidate, len(b.keys)), onResource: make([]candidate, len(b.keys))}
 		b.traces[id] = t
 	}
 	return t
@@ -83,12 +86,16 @@ func (b *builder) finish() []Trace {
 }
 
 func (t *building) setGroup(groupBy string) {
-	switch {
-	case groupBy == ByTraceID:
+	if groupBy == ByTraceID {
 		t.Group, t.GroupFound = t.ID.String(), true
-	case t.onSpan.found:
-		t.Group, t.GroupFound = t.onSpan.value, true
-	case t.onResource.found:
-		t.Group, t.GroupFound = t.onResource.value, true
+		return
+	}
+	for i := range t.onSpan {
+		for _, c := range []candidate{t.onSpan[i], t.onResource[i]} {
+			if c.found {
+				t.Group, t.GroupFound = c.value, true
+				return
+			}
+		}
 	}
 }

@@ -26,6 +26,28 @@ import (
 // ByTraceID as GroupBy makes each trace its own group.
 const ByTraceID = "trace_id"
 
+// ByConversation as GroupBy reads the keys of ConversationKeys in order.
+const ByConversation = "conversation"
+
+// ConversationKeys is the fallback chain of ByConversation, the first found
+// wins: GenAI semconv's conversation id, OpenInference's session id, then
+// Google ADK's session id (ADK puts gen_ai.conversation.id on invoke_agent
+// spans only, and its session id on call_llm spans).
+func ConversationKeys() []string {
+	return []string{"gen_ai.conversation.id", "session.id", "gcp.vertex.agent.session_id"}
+}
+
+// groupKeys are the attribute keys a GroupBy reads, in order of preference.
+func groupKeys(groupBy string) []string {
+	switch groupBy {
+	case ByTraceID:
+		return nil
+	case ByConversation:
+		return ConversationKeys()
+	}
+	return []string{groupBy}
+}
+
 // Classifier tells whether a span is a sampling event and, if so, its
 // order-independent signals (predicate bits before any latch).
 type Classifier func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) (isEvent bool, signals uint64)
@@ -79,11 +101,13 @@ func compareIDs[ID pcommon.SpanID | pcommon.TraceID](a, b ID) int {
 }
 
 // Split groups the spans of td by trace and returns each trace's events in
-// order and its group key under groupBy (ByTraceID, or an attribute key).
+// order and its group key under groupBy: ByTraceID, ByConversation, or an
+// attribute key; an attribute's first value by span start order, on a span's
+// own attributes, else on a span's resource (an empty value is absent).
 // Traces come ordered by their earliest span, then trace ID; a trace
 // without events is returned too, so that the caller still learns its group.
 func Split(td ptrace.Traces, classify Classifier, groupBy string) []Trace {
-	b := builder{groupBy: groupBy, traces: map[pcommon.TraceID]*building{}}
+	b := builder{groupBy: groupBy, keys: groupKeys(groupBy), traces: map[pcommon.TraceID]*building{}}
 	for _, rs := range td.ResourceSpans().All() {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
