@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test lint fmt-check vet staticcheck fuzz bench dist smoke
+.PHONY: test lint fmt-check vet staticcheck fuzz bench dist smoke demo
 
 # The README's test command: unit, conformance, property and end-to-end tests.
 test:
@@ -35,6 +35,11 @@ OCB = $(GO) run go.opentelemetry.io/collector/cmd/builder@v0.165.0
 dist:
 	mkdir -p dist
 	$(OCB) --config builder-config.yaml
+
+# The README's first command: build the distribution, run it on loopback, play
+# the weather agents' conversations through it, print what it reported.
+demo: dist
+	$(GO) run ./examples/weather-agents/demo
 
 # The built distribution on loopback with the weather agents example.
 smoke: dist
