@@ -2,6 +2,12 @@
 // complete, within bounds, so that a processor can evaluate a whole trace at
 // once. Every span that enters leaves exactly once: in a released trace, or
 // straight away as a late span of a trace already released.
+//
+// A Buffer reads no clock and starts no goroutine: every call takes now, so
+// its owner injects the clock (time.Now in production, plain values in
+// tests, which then need no sleeping), and one owner (one goroutine, or a
+// lock) serialises the calls. To use more cores, an owner can hash trace IDs
+// to N Buffers, one per goroutine: traces never span two Buffers.
 package tracebuffer
 
 import (
@@ -13,24 +19,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// Reason says why a trace was released.
-type Reason int
-
-const (
-	Complete Reason = iota // no new span for Wait
-	RootDone               // RootWait after its root span arrived
-	Evicted                // the oldest trace, released early at MaxTraces
-	Oversize               // more than MaxSpansPerTrace spans
-	Shutdown               // released by Flush
-)
-
-func (r Reason) String() string {
-	return [...]string{"complete", "root_wait", "evicted", "oversize", "shutdown"}[r]
-}
-
-// Early reports whether the trace was released before it was complete.
-func (r Reason) Early() bool { return r == Evicted || r == Oversize }
-
 // Config bounds the buffer.
 type Config struct {
 	Wait             time.Duration // a trace is complete this long after its last new span
@@ -40,25 +28,17 @@ type Config struct {
 	RememberReleased int           // released trace IDs remembered, to recognise late spans
 }
 
-// Trace is a trace held or released.
-type Trace struct {
-	ID     pcommon.TraceID
-	Spans  ptrace.Traces
-	Count  int // spans
-	Reason Reason
-
-	first, last, root time.Time         // arrivals: first span, last span, root span (zero: none yet)
-	start             pcommon.Timestamp // the earliest span start
-}
-
 // Buffer holds traces. It is not safe for concurrent use: its owner
 // serialises Add, Expire and Flush.
 type Buffer struct {
 	cfg      Config
 	traces   map[pcommon.TraceID]*Trace
-	arrivals []pcommon.TraceID // first-arrival order, for eviction; may hold released IDs
+	arrivals []*Trace // first-arrival order, for eviction; may hold released traces
+	waits    fifo     // Wait after each trace's latest arrival
+	roots    fifo     // RootWait after each root's arrival
 	released recentIDs
 	spans    int
+	adds     uint64 // Add calls, to mark the traces one call grew
 }
 
 // New returns an empty buffer.
@@ -77,7 +57,8 @@ func (b *Buffer) Spans() int { return b.spans }
 // in out.
 func (b *Buffer) Add(td ptrace.Traces, now time.Time) (late ptrace.Traces, lateSpans int, out []*Trace) {
 	late = ptrace.NewTraces()
-	grown := map[pcommon.TraceID]bool{}
+	b.adds++
+	var grown []*Trace
 	forEachScope(td, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans) {
 		dest := map[pcommon.TraceID]ptrace.SpanSlice{}
 		ss.Spans().RemoveIf(func(span ptrace.Span) bool {
@@ -91,17 +72,19 @@ func (b *Buffer) Add(td ptrace.Traces, now time.Time) (late ptrace.Traces, lateS
 			span.MoveTo(slice.AppendEmpty())
 			if b.released.has(id) {
 				lateSpans++
-			} else {
-				b.arrived(id, isRoot, start, now)
-				grown[id] = true
+			} else if t := b.arrived(id, isRoot, start, now); t.touched != b.adds {
+				t.touched = b.adds
+				grown = append(grown, t)
 			}
 			return true
 		})
 	})
-	for id := range grown {
-		if t := b.traces[id]; b.cfg.MaxSpansPerTrace > 0 && t.Count > b.cfg.MaxSpansPerTrace {
+	for _, t := range grown {
+		if b.cfg.MaxSpansPerTrace > 0 && t.Count > b.cfg.MaxSpansPerTrace {
 			out = append(out, b.release(t, Oversize))
+			continue
 		}
+		b.waits.push(deadline{at: now.Add(b.cfg.Wait), trace: t, stamp: now})
 	}
 	return late, lateSpans, append(out, b.evict()...)
 }
@@ -115,7 +98,7 @@ func (b *Buffer) destination(id pcommon.TraceID, late ptrace.Traces, rs ptrace.R
 		if !ok {
 			t = &Trace{ID: id, Spans: ptrace.NewTraces(), first: now}
 			b.traces[id] = t
-			b.arrivals = append(b.arrivals, id)
+			b.arrivals = append(b.arrivals, t)
 		}
 		target = t.Spans
 	}
@@ -128,47 +111,62 @@ func (b *Buffer) destination(id pcommon.TraceID, late ptrace.Traces, rs ptrace.R
 	return dss.Spans()
 }
 
-func (b *Buffer) arrived(id pcommon.TraceID, isRoot bool, start pcommon.Timestamp, now time.Time) {
+func (b *Buffer) arrived(id pcommon.TraceID, isRoot bool, start pcommon.Timestamp, now time.Time) *Trace {
 	t := b.traces[id]
 	if t.Count == 0 || start < t.start {
 		t.start = start
 	}
 	t.Count++
 	t.last = now
-	if isRoot && t.root.IsZero() {
-		t.root = now
+	if isRoot && !t.hasRoot {
+		t.root, t.hasRoot = now, true
+		if b.cfg.RootWait > 0 {
+			b.roots.push(deadline{at: now.Add(b.cfg.RootWait), trace: t})
+		}
 	}
 	b.spans++
+	return t
 }
 
 // evict releases the oldest traces while more than MaxTraces are held.
 func (b *Buffer) evict() []*Trace {
 	var out []*Trace
 	for len(b.traces) > b.cfg.MaxTraces && b.cfg.MaxTraces > 0 {
-		id := b.arrivals[0]
+		t := b.arrivals[0]
+		b.arrivals[0] = nil
 		b.arrivals = b.arrivals[1:]
-		if t, ok := b.traces[id]; ok {
+		if b.holds(t) {
 			out = append(out, b.release(t, Evicted))
 		}
 	}
 	return out
 }
 
+// holds reports whether t is held: not released, and not an earlier trace of
+// the same ID (an ID forgotten by the late-span memory can come back).
+func (b *Buffer) holds(t *Trace) bool { return b.traces[t.ID] == t }
+
 // Expire releases the traces that are complete at now, in the order they
-// started.
+// started: Wait after their latest span arrived, or RootWait after their root
+// did. now must not go backwards from one call to the next.
 func (b *Buffer) Expire(now time.Time) []*Trace {
 	var out []*Trace
-	for _, t := range b.traces {
-		switch {
-		case now.Sub(t.last) >= b.cfg.Wait:
-			t.Reason = Complete
-		case b.cfg.RootWait > 0 && !t.root.IsZero() && now.Sub(t.root) >= b.cfg.RootWait:
-			t.Reason = RootDone
-		default:
-			continue
+	b.waits.popDue(now, func(d deadline) {
+		// Two Adds at one instant queue two entries of the same stamp: due
+		// takes the first only.
+		if b.holds(d.trace) && d.trace.last.Equal(d.stamp) && !d.trace.due {
+			d.trace.due = true
+			d.trace.Reason = Complete
+			out = append(out, d.trace)
 		}
-		out = append(out, t)
-	}
+	})
+	b.roots.popDue(now, func(d deadline) {
+		if b.holds(d.trace) && !d.trace.due { // complete and root-due at once: complete
+			d.trace.due = true
+			d.trace.Reason = RootDone
+			out = append(out, d.trace)
+		}
+	})
 	sortByStart(out)
 	for _, t := range out {
 		b.release(t, t.Reason)
@@ -187,7 +185,10 @@ func (b *Buffer) Flush() []*Trace {
 	for _, t := range out {
 		b.release(t, Shutdown)
 	}
+	clear(b.arrivals)
 	b.arrivals = b.arrivals[:0]
+	b.waits.reset()
+	b.roots.reset()
 	return out
 }
 
@@ -205,10 +206,7 @@ func (b *Buffer) compactArrivals() {
 	if len(b.arrivals) <= 2*len(b.traces)+64 {
 		return
 	}
-	b.arrivals = slices.DeleteFunc(b.arrivals, func(id pcommon.TraceID) bool {
-		_, held := b.traces[id]
-		return !held
-	})
+	b.arrivals = slices.DeleteFunc(b.arrivals, func(t *Trace) bool { return !b.holds(t) })
 }
 
 // sortByStart orders traces released together by their earliest span, so
