@@ -58,8 +58,17 @@ func (b *Buffer) Spans() int { return b.spans }
 func (b *Buffer) Add(td ptrace.Traces, now time.Time) (late ptrace.Traces, lateSpans int, out []*Trace) {
 	late = ptrace.NewTraces()
 	b.adds++
-	var grown []*Trace
+	var in intake
 	forEachScope(td, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans) {
+		if id, ok := oneTrace(ss.Spans()); ok {
+			// The usual case: the whole scope moves at once, no span copied.
+			dst := b.destination(id, late, rs, ss, now)
+			ss.Spans().MoveAndAppendTo(dst)
+			for _, span := range dst.All() {
+				b.account(&in, id, span, now)
+			}
+			return
+		}
 		dest := map[pcommon.TraceID]ptrace.SpanSlice{}
 		ss.Spans().RemoveIf(func(span ptrace.Span) bool {
 			id := span.TraceID()
@@ -68,17 +77,13 @@ func (b *Buffer) Add(td ptrace.Traces, now time.Time) (late ptrace.Traces, lateS
 				slice = b.destination(id, late, rs, ss, now)
 				dest[id] = slice
 			}
-			isRoot, start := span.ParentSpanID().IsEmpty(), span.StartTimestamp()
-			span.MoveTo(slice.AppendEmpty())
-			if b.released.has(id) {
-				lateSpans++
-			} else if t := b.arrived(id, isRoot, start, now); t.touched != b.adds {
-				t.touched = b.adds
-				grown = append(grown, t)
-			}
+			moved := slice.AppendEmpty()
+			span.MoveTo(moved)
+			b.account(&in, id, moved, now)
 			return true
 		})
 	})
+	lateSpans, grown := in.lateSpans, in.grown
 	for _, t := range grown {
 		if b.cfg.MaxSpansPerTrace > 0 && t.Count > b.cfg.MaxSpansPerTrace {
 			out = append(out, b.release(t, Oversize))
@@ -87,6 +92,38 @@ func (b *Buffer) Add(td ptrace.Traces, now time.Time) (late ptrace.Traces, lateS
 		b.waits.push(deadline{at: now.Add(b.cfg.Wait), trace: t, stamp: now})
 	}
 	return late, lateSpans, append(out, b.evict()...)
+}
+
+// intake is what one Add has taken so far.
+type intake struct {
+	lateSpans int
+	grown     []*Trace // the traces this Add grew, once each
+}
+
+// account counts a span just moved to its trace or to the late spans.
+func (b *Buffer) account(in *intake, id pcommon.TraceID, span ptrace.Span, now time.Time) {
+	if b.released.has(id) {
+		in.lateSpans++
+		return
+	}
+	if t := b.arrived(id, span.ParentSpanID().IsEmpty(), span.StartTimestamp(), now); t.touched != b.adds {
+		t.touched = b.adds
+		in.grown = append(in.grown, t)
+	}
+}
+
+// oneTrace reports whether all spans belong to one trace, and which.
+func oneTrace(spans ptrace.SpanSlice) (pcommon.TraceID, bool) {
+	if spans.Len() == 0 {
+		return pcommon.TraceID{}, false
+	}
+	id := spans.At(0).TraceID()
+	for i := 1; i < spans.Len(); i++ {
+		if spans.At(i).TraceID() != id {
+			return id, false
+		}
+	}
+	return id, true
 }
 
 // destination is the span slice of a new scope, under the trace (or the late

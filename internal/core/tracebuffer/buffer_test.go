@@ -213,24 +213,36 @@ func TestConservation(t *testing.T) {
 }
 
 // BenchmarkAddExpire: one op is a batch of 100 spans (10 traces of 10) in
-// and, a second later, out. The batch's construction is not timed.
+// and, a second later, out; the batch's construction is not timed. mixed
+// puts the ten traces under one scope (spans move one by one), split gives
+// each trace a scope of its own (whole scopes move).
 func BenchmarkAddExpire(b *testing.B) {
-	buf := New(Config{Wait: time.Second, MaxTraces: 100_000, RememberReleased: 100_000})
-	spans := make([]span, 100)
-	b.ReportAllocs()
-	now := t0
-	for i := range b.N {
-		b.StopTimer()
-		for j := range spans {
-			spans[j] = span{i*10 + j/10, j, j%10 == 0}
-		}
-		td := batch(spans...)
-		b.StartTimer()
-		buf.Add(td, now)
-		now = now.Add(time.Second)
-		buf.Expire(now)
+	for _, shape := range []string{"mixed", "split"} {
+		b.Run(shape, func(b *testing.B) {
+			buf := New(Config{Wait: time.Second, MaxTraces: 100_000, RememberReleased: 100_000})
+			spans := make([]span, 100)
+			b.ReportAllocs()
+			now := t0
+			for i := range b.N {
+				b.StopTimer()
+				for j := range spans {
+					spans[j] = span{i*10 + j/10, j, j%10 == 0}
+				}
+				td := batch(spans...)
+				if shape == "split" {
+					td = ptrace.NewTraces()
+					for k := range 10 {
+						batch(spans[k*10 : k*10+10]...).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+					}
+				}
+				b.StartTimer()
+				buf.Add(td, now)
+				now = now.Add(time.Second)
+				buf.Expire(now)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(spans)), "ns/span")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(spans)), "ns/span")
 }
 
 // BenchmarkExpireManyHeld: 10 000 traces held and 10 coming due per tick;
