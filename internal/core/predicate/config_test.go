@@ -1,11 +1,13 @@
 package predicate
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl"
@@ -158,4 +160,40 @@ func TestSixtyFourPredicates(t *testing.T) {
 	if ok, sig := s.Eval(rs, ss, sp); !ok || latch.Step(sig) != 1<<63 {
 		t.Fatalf("event %v, bits %b", ok, latch.Step(sig))
 	}
+}
+
+// The config follows the collector's conventions (snake_case tags).
+func TestConfigStruct(t *testing.T) {
+	if err := componenttest.CheckConfigStruct(Config{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzDecode: any YAML-shaped value (here from JSON) decodes to a predicate
+// or an error, never a panic; what decodes and validates also compiles or
+// fails with an error naming the predicate, and a decoded map form carries
+// no key the decoder does not know.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"tool": "say_hello"}`, `"span.name == \"x\""`, `{"set": {"transfer_to": "a"}, "reset": "true"}`,
+		`{"set": {"set": "true", "reset": "false"}, "reset": {"tool": "t"}}`, `{"tol": 1}`, `[1]`, `null`, `{"condition": "span.name =="}`} {
+		f.Add(s)
+	}
+	tel := componenttest.NewNopTelemetrySettings()
+	f.Fuzz(func(t *testing.T, src string) {
+		var raw any
+		if json.Unmarshal([]byte(src), &raw) != nil {
+			return
+		}
+		p, err := decodePredicate(raw)
+		if err != nil {
+			return
+		}
+		cfg := Config{Predicates: []Named{{Name: "fuzzed", Predicate: p}}}
+		if cfg.Validate() != nil {
+			return
+		}
+		if _, err := Compile(cfg, Settings{Telemetry: tel}); err != nil && !strings.Contains(err.Error(), `predicate "fuzzed"`) {
+			t.Fatalf("compile error without the name: %v", err)
+		}
+	})
 }
