@@ -13,22 +13,20 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 
+	"github.com/agentguard/agentguard/examples/weather-agents/logsink"
 	"github.com/agentguard/agentguard/examples/weather-agents/sim"
 )
 
@@ -46,12 +44,12 @@ func main() {
 }
 
 func run(bin, config string, strong, weak int, seed uint64) error {
-	sink := &verdictSink{}
-	sinkAddr, stopSink, err := serve(sink)
+	sink, err := logsink.Start()
 	if err != nil {
 		return err
 	}
-	defer stopSink()
+	defer sink.Close()
+	sinkAddr := sink.Addr()
 	otlpAddr, err := freeAddr()
 	if err != nil {
 		return err
@@ -66,9 +64,9 @@ func run(bin, config string, strong, weak int, seed uint64) error {
 	if err := play(otlpAddr, convs); err != nil {
 		return err
 	}
-	sink.waitQuiet(1500*time.Millisecond, 20*time.Second)
+	sink.WaitQuiet(1500*time.Millisecond, 20*time.Second)
 	fmt.Printf("played %d conversations (%d strong, %d weak) in %v\n\n", len(convs), strong, weak, time.Since(start).Round(time.Millisecond))
-	summarize(os.Stdout, convs, sink.records())
+	summarize(os.Stdout, convs, sink.Records())
 	return nil
 }
 
@@ -142,71 +140,6 @@ func stopCollector(cmd *exec.Cmd) {
 	case <-time.After(10 * time.Second):
 		_ = cmd.Process.Kill()
 	}
-}
-
-// verdictSink is the logs backend: it keeps the records it receives.
-type verdictSink struct {
-	mu   sync.Mutex
-	recs []plog.LogRecord
-	last time.Time
-}
-
-func (s *verdictSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	req := plogotlp.NewExportRequest()
-	if err == nil {
-		err = req.UnmarshalProto(body)
-	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	s.mu.Lock()
-	for _, rl := range req.Logs().ResourceLogs().All() {
-		for _, sl := range rl.ScopeLogs().All() {
-			for _, lr := range sl.LogRecords().All() {
-				c := plog.NewLogRecord()
-				lr.CopyTo(c)
-				s.recs = append(s.recs, c)
-			}
-		}
-	}
-	s.last = time.Now()
-	s.mu.Unlock()
-	resp, _ := plogotlp.NewExportResponse().MarshalProto()
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(resp)
-}
-
-func (s *verdictSink) records() []plog.LogRecord {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]plog.LogRecord(nil), s.recs...)
-}
-
-// waitQuiet waits until no record has come for quiet (after a first one),
-// or until limit.
-func (s *verdictSink) waitQuiet(quiet, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-		s.mu.Lock()
-		last := s.last
-		s.mu.Unlock()
-		if !last.IsZero() && time.Since(last) > quiet {
-			return
-		}
-	}
-}
-
-func serve(h http.Handler) (string, func(), error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	return l.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
 // summarize prints, per conversation, what went wrong and what the collector
