@@ -356,3 +356,31 @@ func TestGeneratedOTTL(t *testing.T) {
 		t.Errorf("names %v, stateful %v", s.Names(), s.Stateful())
 	}
 }
+
+// A Set is shared by a processor's goroutines: Eval holds no state (run with
+// -race).
+func TestEvalConcurrently(t *testing.T) {
+	cfg := paperConfig("weather_agent_v2")
+	cfg.Predicates = append(cfg.Predicates, Named{Name: "viaOTTL", Predicate: Predicate{Condition: `IsMatch(span.name, "^execute_tool say_")`}})
+	s := mustCompile(t, cfg, nil)
+	spans := spansInOrder(fixture(t, "adk-js/weak-run-05.json"))
+	want := events(t, s, fixture(t, "adk-js/weak-run-05.json"))
+	done := make(chan []event)
+	for range 4 {
+		go func() {
+			var got []event
+			latch := s.NewLatch()
+			for _, l := range spans {
+				if ok, sig := s.Eval(l.rs, l.ss, l.span); ok {
+					got = append(got, event{l.span.Name(), latch.Step(sig)})
+				}
+			}
+			done <- got
+		}()
+	}
+	for range 4 {
+		if got := <-done; !slices.Equal(got, want) {
+			t.Errorf("concurrent Eval: %v, want %v", got, want)
+		}
+	}
+}

@@ -53,6 +53,9 @@ func toolNamed(q string) string {
 //   - CrewAI: tool `Delegate work to coworker` with coworker in its JSON
 //     arguments (gen_ai.tool.call.arguments, input.value or
 //     traceloop.entity.input).
+//
+// (An agent named "agent" would match every ADK transfer: its tool is
+// transfer_to_agent. Write such a predicate as an OTTL condition.)
 func TransferCondition(agent string) string {
 	q := strconv.Quote(agent)
 	alts := []string{
