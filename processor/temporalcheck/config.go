@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/internal/core/predicate"
+	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/core/texpr"
 )
 
@@ -21,16 +22,17 @@ const (
 )
 
 // GroupByTrace makes each trace a sequence of its own.
-const GroupByTrace = "trace_id"
+const GroupByTrace = sequence.ByTraceID
 
 // Config of the temporalcheck processor.
 type Config struct {
 	// Predicates and the events condition (see the predicate package): the
 	// names temporal expressions use, and which spans are sampling events.
 	predicate.Config `mapstructure:",squash"`
-	// GroupBy is trace_id (default), or an attribute key such as
-	// gen_ai.conversation.id: the events of all traces with the same value
-	// form one sequence, in time order, across traces.
+	// GroupBy is trace_id (default); conversation (the first found of
+	// gen_ai.conversation.id, session.id, gcp.vertex.agent.session_id); or an
+	// attribute key: the events of all traces with the same value form one
+	// sequence, in time order, across traces.
 	GroupBy string `mapstructure:"group_by"`
 	// Assertions to check over every group's sequence.
 	Assertions []assertion.Config `mapstructure:"assertions"`

@@ -2,6 +2,7 @@ package temporalcheck
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -65,6 +66,26 @@ func openLLMetryTurn(td ptrace.Traces, trace byte, session string, start int64, 
 		}
 	}
 	root.SetEndTimestamp(pcommon.Timestamp(start + int64(len(steps)+1)*1e6))
+}
+
+// group_by: conversation finds each framework's own key: ADK's
+// gen_ai.conversation.id, OpenInference's session.id.
+func TestGroupByConversation(t *testing.T) {
+	for file, want := range map[string][]string{
+		"adk-js/weak-run-05.json":                        {"te1 failure 1/3 on execute_tool transfer_to_agent", "te1 failure 3/4 on execute_tool transfer_to_agent"},
+		"langgraph-openinference/weak-self-handoff.json": {"te1 failure 1/3 on transfer_to_greeting_agent", "te1 failure 3/5 on get_weather"},
+	} {
+		name := "paper"
+		if strings.HasPrefix(file, "langgraph") {
+			name = "openinference"
+		}
+		p, sink := newTestProcessor(t, name, func(c *Config) { c.GroupBy = "conversation" })
+		feed(t, p, fixture(t, file))
+		shutdown(t, p)
+		if got := verdictsOf(sink); !slices.Equal(got, want) {
+			t.Errorf("%s: verdicts %v, want %v", file, got, want)
+		}
+	}
 }
 
 func TestOpenLLMetryShapedSpans(t *testing.T) {
