@@ -56,6 +56,17 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
+// The issue's own form: predicates as a map, bits in name order.
+func TestMapFormOfPredicates(t *testing.T) {
+	cfg, err := loadConfig(t, "mapform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(cfg.predicateNames(), ","); got != "sayHello,slowCall,xferToGreeting,xferToWeather" {
+		t.Fatalf("predicates %s", got)
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	for name, wants := range map[string][]string{
 		"bad_expression": {`assertion "te1": always: "sayHello >> (sayHello": col 22: expected ')', found end of expression`},

@@ -122,6 +122,15 @@ func TestPaperRunsPerTrace(t *testing.T) {
 	}
 }
 
+func TestMapFormConfigRuns(t *testing.T) {
+	p, sink := newTestProcessor(t, "mapform", nil)
+	feed(t, p, fixture(t, "adk-weather/adk-bad-43-0.json"))
+	shutdown(t, p)
+	if got := verdictsOf(sink); !slices.Equal(got, []string{"te1 failure 1/3 on execute_tool transfer_to_agent"}) {
+		t.Fatalf("verdicts %v", got)
+	}
+}
+
 // With the conversation as the group, the paper's failing run also fails
 // from event 3 (turn 1) to event 4 (turn 2).
 func TestPaperConversation(t *testing.T) {

@@ -62,7 +62,7 @@ type Named struct {
 // embed it with `mapstructure:",squash"`.
 type Config struct {
 	// Predicates, in declaration order: predicate i is bit i of Bits.
-	Predicates []Named `mapstructure:"predicates"`
+	Predicates List `mapstructure:"predicates"`
 	// Events selects the sampling events. Default (nil): DefaultEvents, the
 	// tool-call and handoff spans of every convention agentguard knows.
 	Events *Predicate `mapstructure:"events"`
