@@ -43,6 +43,10 @@ type temporalProcessor struct {
 	done chan struct{}
 }
 
+// minRemembered is the fewest released trace IDs kept to recognise late
+// spans (about 50 bytes each), however small max_traces is.
+const minRemembered = 10_000
+
 func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Traces, events *eventSource, tel *metadata.TelemetryBuilder) (*temporalProcessor, error) {
 	compiled, err := assertion.Compile(cfg.Assertions, cfg.predicateNames(), cfg.MaxThreads)
 	if err != nil {
@@ -52,7 +56,7 @@ func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Tr
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, events: events, now: time.Now,
 		buf: tracebuffer.New(tracebuffer.Config{
 			Wait: cfg.Wait, RootWait: cfg.RootWait, MaxTraces: cfg.MaxTraces,
-			MaxSpansPerTrace: cfg.MaxSpansPerTrace, RememberReleased: cfg.MaxTraces,
+			MaxSpansPerTrace: cfg.MaxSpansPerTrace, RememberReleased: max(cfg.MaxTraces, minRemembered),
 		}),
 		runner: assertion.NewRunner(compiled, assertion.Options{
 			Passes: cfg.Report == ReportAll, MaxEventsPerGroup: cfg.MaxEventsPerGroup,

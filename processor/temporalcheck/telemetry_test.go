@@ -1,0 +1,74 @@
+package temporalcheck
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/processor/processortest"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
+)
+
+// sums reads the processor's counters: metric name -> total.
+func sums(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if s, ok := m.Data.(metricdata.Sum[int64]); ok {
+				for _, dp := range s.DataPoints {
+					out[m.Name] += dp.Value
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Every decision not taken is counted: late spans, early releases, and the
+// verdicts themselves.
+func TestSelfMetricsCount(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	set := processortest.NewNopSettings(metadata.Type)
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	cfg, err := loadConfig(t, "paper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxTraces = 1
+	sink := new(consumertest.TracesSink)
+	pt, err := NewFactory().CreateTraces(context.Background(), set, cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pt.(*temporalProcessor)
+	clock := time.Unix(1_800_000_000, 0)
+	p.now = func() time.Time { return clock }
+
+	batches := splitSpans(rand.New(rand.NewPCG(2, 2)), fixture(t, "adk-weather/adk-bad-43-0.json"))
+	feed(t, p, batches[0])
+	feed(t, p, fixture(t, "adk-weather/adk-good-42-0.json")) // evicts the bad trace: released early
+	clock = clock.Add(time.Minute)
+	p.forward(context.Background(), p.expire())
+	late := feed(t, p, batches[1:]...) // the bad trace's other spans: late
+	shutdown(t, p)
+
+	got := sums(t, reader)
+	if got["otelcol_processor_temporalcheck_traces_released_early"] != 1 {
+		t.Errorf("released early %d, want 1", got["otelcol_processor_temporalcheck_traces_released_early"])
+	}
+	if got["otelcol_processor_temporalcheck_late_spans"] != int64(late) {
+		t.Errorf("late spans %d, want %d", got["otelcol_processor_temporalcheck_late_spans"], late)
+	}
+	if got["otelcol_processor_temporalcheck_verdicts"] == 0 || got["otelcol_processor_temporalcheck_traces_held"] != 0 {
+		t.Errorf("verdicts %d, traces held %d", got["otelcol_processor_temporalcheck_verdicts"], got["otelcol_processor_temporalcheck_traces_held"])
+	}
+}
