@@ -39,6 +39,25 @@ func TestCheckBadRunFails(t *testing.T) {
 	}
 }
 
+// The config is resolved as the collector resolves it: ${env:...} expanded.
+func TestCheckExpandsEnv(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("processors:\n  temporalcheck:\n    group_by: ${env:GROUPING:-trace_id}\n"+
+		"    predicates:\n      xferToGreeting: {transfer_to: greeting_agent}\n      xferToWeather: {transfer_to: weather_agent_v2}\n"+
+		"      sayHello: {tool: say_hello}\n    assertions:\n      - {name: te1, always: 'xferToGreeting >> sayHello + xferToWeather'}\n"), 0o600)
+	files := []string{traceFile("adk-weather/adk-bad-43-0.json"), traceFile("adk-weather/adk-bad-43-1.json")}
+	_, out, _ := runCmd(append([]string{"check", "--config", cfg}, files...)...)
+	if !strings.Contains(out, "1 violations") {
+		t.Errorf("per trace: %s", out)
+	}
+	t.Setenv("GROUPING", "gen_ai.conversation.id")
+	_, out, _ = runCmd(append([]string{"check", "--config", cfg}, files...)...)
+	if !strings.Contains(out, "2 violations") {
+		t.Errorf("per conversation: %s", out)
+	}
+}
+
 func TestCheckJSONAndJSONLines(t *testing.T) {
 	// The two turns as JSON lines in one file, as a file exporter writes them.
 	dir := t.TempDir()

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/provider/envprovider"
+	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/processor"
 	noopmetric "go.opentelemetry.io/otel/metric/noop"
@@ -22,15 +26,7 @@ import (
 // processor of the factory's type. It is unmarshalled and validated as the
 // collector would.
 func processorConfig(path, name string, f processor.Factory) (component.ID, component.Config, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return component.ID{}, nil, err
-	}
-	r, err := confmap.NewRetrievedFromYAML(b)
-	if err != nil {
-		return component.ID{}, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	conf, err := r.AsConf()
+	conf, err := resolve(path)
 	if err != nil {
 		return component.ID{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -54,6 +50,28 @@ func processorConfig(path, name string, f processor.Factory) (component.ID, comp
 		return component.ID{}, nil, fmt.Errorf("%s: processors::%s: %w", path, id, err)
 	}
 	return id, cfg, nil
+}
+
+// resolve reads the file as the collector does, ${env:NAME} and
+// ${env:NAME:-default} expanded.
+func resolve(path string) (*confmap.Conf, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := confmap.NewResolver(confmap.ResolverSettings{
+		URIs:              []string{"file:" + abs},
+		ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory(), envprovider.NewFactory()},
+		DefaultScheme:     "env",
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Shutdown(context.Background())
+	return r.Resolve(context.Background())
 }
 
 func pickProcessor(procs *confmap.Conf, name string, typ component.Type) (component.ID, error) {
