@@ -19,8 +19,11 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"te":    {"evaluate a temporal expression over named bit signals", runTE},
-		"check": {"check temporalcheck assertions over recorded OTLP/JSON traces (a CI gate)", runCheck},
+		"te":     {"evaluate a temporal expression over named bit signals", runTE},
+		"check":  {"check temporalcheck assertions over recorded OTLP/JSON traces (a CI gate)", runCheck},
+		"reach":  {"reachability probabilities of every state of a PRISM explicit chain", runReach},
+		"pac":    {"PAC report of a learned model: which states need how many more visits", runPAC},
+		"export": {"write a learned model as PRISM language or explicit .tra/.lab files", runExport},
 	}
 }
 

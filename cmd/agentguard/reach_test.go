@@ -1,0 +1,86 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const dtmcData = "../../testdata/dtmc/"
+
+func TestReachPrintsEveryState(t *testing.T) {
+	code, out, errs := runCmd("reach", "--tra", dtmcData+"stove.tra", "--lab", dtmcData+"stove.lab", "--target", "unsafe")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	checkStateLines(t, out, []float64{14.0 / 349, 11.0 / 349, 121.0 / 349, 1, 0})
+}
+
+// checkStateLines checks "STATE PROBABILITY" lines to 1e-12, and that each
+// probability has at least 12 significant digits.
+func checkStateLines(t *testing.T, out string, want []float64) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), out)
+	}
+	for s, line := range lines {
+		f := strings.Fields(line)
+		p, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if len(f) != 2 || f[0] != strconv.Itoa(s) || err != nil || math.Abs(p-want[s]) > 1e-12 {
+			t.Errorf("line %q, want state %d with %.15g", line, s, want[s])
+		}
+		if digits := strings.TrimLeft(strings.NewReplacer(".", "", "-", "").Replace(f[1]), "0"); p != 0 && p != 1 && len(digits) < 12 {
+			t.Errorf("line %q: fewer than 12 significant digits", line)
+		}
+	}
+}
+
+func TestReachSafeAndBounded(t *testing.T) {
+	args := []string{"reach", "--tra", dtmcData + "stove.tra", "--lab", dtmcData + "stove.lab", "--target", "unsafe"}
+	if code, out, _ := runCmd(append(args, "--safe")...); code != 0 || !strings.HasPrefix(out, "0 0.959885386819484\n") {
+		t.Errorf("--safe: exit %d, %q", code, out)
+	}
+	// F≤2 from s0 is 79/12512 = 0.00631393861892583.
+	if code, out, _ := runCmd(append(args, "--bound", "2")...); code != 0 || !strings.HasPrefix(out, "0 0.00631393861892583\n") {
+		t.Errorf("--bound 2: exit %d, %q", code, out)
+	}
+}
+
+func TestReachBadInput(t *testing.T) {
+	dir := t.TempDir()
+	badTra := filepath.Join(dir, "bad.tra")
+	if err := os.WriteFile(badTra, []byte("2 2\n0 1 1\n1 1 0.9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tra", dtmcData + "stove.tra", "--lab", dtmcData + "stove.lab"}, "--tra, --lab and --target are required"},
+		{[]string{"--tra", dtmcData + "stove.tra", "--lab", dtmcData + "stove.lab", "--target", "fire"}, `--target "fire": no such label in ../../testdata/dtmc/stove.lab; labels: init, deadlock, unsafe, end`},
+		{[]string{"--tra", badTra, "--lab", dtmcData + "stove.lab", "--target", "unsafe"}, "bad.tra: state 1: probabilities sum to 0.9"},
+		{[]string{"--tra", dtmcData + "missing.tra", "--lab", dtmcData + "stove.lab", "--target", "unsafe"}, "missing.tra"},
+		{[]string{"--tra", dtmcData + "stove.tra", "--lab", dtmcData + "stove.lab", "--target", "unsafe", "--tolerance", "1e-20"}, "--tolerance"},
+		{[]string{"--nonsense"}, "flag provided but not defined"},
+	} {
+		code, out, errs := runCmd(append([]string{"reach"}, tc.args...)...)
+		if code != 2 || out != "" || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q, want 2 and %q", tc.args, code, out, errs, tc.want)
+		}
+	}
+}
+
+func TestReachWarnsAboutIrreducibleChains(t *testing.T) {
+	dir := t.TempDir()
+	tra, lab := filepath.Join(dir, "v4.tra"), filepath.Join(dir, "v4.lab")
+	os.WriteFile(tra, []byte("2 4\n0 0 0.5\n0 1 0.5\n1 0 0.5\n1 1 0.5\n"), 0o644)
+	os.WriteFile(lab, []byte("0=\"init\" 1=\"u\"\n0: 0\n1: 1\n"), 0o644)
+	code, out, errs := runCmd("reach", "--tra", tra, "--lab", lab, "--target", "u")
+	if code != 0 || out != "0 1\n1 1\n" || !strings.Contains(errs, "warning: ") || !strings.Contains(errs, "irreducible") {
+		t.Errorf("exit %d, out %q, stderr %q", code, out, errs)
+	}
+}
