@@ -25,20 +25,29 @@ func (sv *Solver) solveDirect(c *Chain, p []float64) (bound float64, ok bool) {
 	if !sv.factorAndSolve(c) {
 		return 0, false
 	}
-	m := len(sv.maybe)
 	for i, s := range sv.maybe {
 		p[s] = min(max(sv.sol[2*i], 0), 1)
 	}
-	tauBound, ok := sv.verifySteps(c, sv.sol[1:], 2)
+	sv.tau = grow(sv.tau, c.NumStates())
+	for i, s := range sv.maybe {
+		sv.tau[s] = sv.sol[2*i+1]
+	}
+	tauBound, ok := sv.verifySteps(c, sv.tau)
 	if !ok {
 		return 0, false
 	}
+	return sv.residualNorm(c, p) * tauBound * (1 + roundoff), true
+}
+
+// residualNorm is a guaranteed upper bound on ‖b − (I − Q)x‖∞ over the
+// maybe states.
+func (sv *Solver) residualNorm(c *Chain, x []float64) float64 {
 	res := 0.0
-	for i := range m {
-		r, allow := sv.residual(c, i, p)
+	for i := range sv.maybe {
+		r, allow := sv.residual(c, i, x)
 		res = max(res, math.Abs(r)+allow)
 	}
-	return res * tauBound, true
+	return res
 }
 
 // factorAndSolve builds I − Q and the two right-hand sides in the solver's
@@ -104,17 +113,14 @@ func (sv *Solver) residual(c *Chain, i int, x []float64) (r, allow float64) {
 	return r, allow
 }
 
-// verifySteps checks a candidate τ̃ (tau[i·stride] for the i-th maybe state)
+// verifySteps checks a candidate τ̃ (by state; only maybe states are read)
 // and returns a guaranteed upper bound on the largest expected number of
-// steps to leave the maybe states: max τ̃ / c where (I − Q)τ̃ ≥ c·1.
-func (sv *Solver) verifySteps(c *Chain, tau []float64, stride int) (float64, bool) {
-	sv.index = grow(sv.index, c.NumStates())
-	for i, s := range sv.maybe {
-		sv.index[s] = int32(i)
-	}
+// steps to leave the maybe states: max τ̃ / c where (I − Q)τ̃ ≥ c·1, since
+// (I − Q)⁻¹ is non-negative.
+func (sv *Solver) verifySteps(c *Chain, tau []float64) (float64, bool) {
 	cmin, tmax := math.Inf(1), 0.0
-	for i, s := range sv.maybe {
-		ts := tau[i*stride]
+	for _, s := range sv.maybe {
+		ts := tau[s]
 		if !(ts >= 0) {
 			return 0, false
 		}
@@ -122,7 +128,7 @@ func (sv *Solver) verifySteps(c *Chain, tau []float64, stride int) (float64, boo
 		qt := 0.0
 		for k, t := range cols {
 			if sv.class[t] == classMaybe {
-				qt += probs[k] * tau[int(sv.index[t])*stride]
+				qt += probs[k] * tau[t]
 			}
 		}
 		allow := float64(len(cols)+3) * roundoff * (ts + qt)
@@ -132,5 +138,6 @@ func (sv *Solver) verifySteps(c *Chain, tau []float64, stride int) (float64, boo
 	if !(cmin > 0) {
 		return 0, false
 	}
-	return tmax / cmin, true
+	// One more roundoff for the division itself.
+	return tmax / cmin * (1 + roundoff), true
 }

@@ -20,7 +20,21 @@ type Options struct {
 	DirectMax int
 	// MaxSweeps caps the sweeps of interval iteration (default 1e7).
 	MaxSweeps int
+	// Iteration chooses the method for systems too large for LU.
+	Iteration Iteration
 }
+
+// Iteration is the iterative method for large systems.
+type Iteration string
+
+// The iterative methods.
+const (
+	// IterationAuto tries BiCGSTAB with a verified error bound first, and
+	// falls back to interval iteration if it does not converge or verify.
+	IterationAuto Iteration = ""
+	// IterationInterval always uses interval iteration.
+	IterationInterval Iteration = "interval"
+)
 
 func (o Options) withDefaults() (Options, error) {
 	if o.Tolerance == 0 {
@@ -31,6 +45,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.DirectMax == 0 {
 		o.DirectMax = DefaultDirectMax
+	}
+	if o.Iteration != IterationAuto && o.Iteration != IterationInterval {
+		return o, fmt.Errorf("iteration %q: valid values are \"\" (automatic) and %q", o.Iteration, IterationInterval)
 	}
 	if o.MaxSweeps == 0 {
 		o.MaxSweeps = DefaultMaxSweeps
@@ -46,6 +63,7 @@ const (
 	MethodGraph    Method = "graph"    // no maybe states: the graph precomputation decided everything
 	MethodDirect   Method = "direct"   // dense LU, with an a-posteriori error bound
 	MethodInterval Method = "interval" // interval iteration from below and above
+	MethodKrylov   Method = "krylov"   // BiCGSTAB, with an a-posteriori error bound
 	MethodBounded  Method = "bounded"  // k steps of exact iteration
 )
 
@@ -59,7 +77,8 @@ type Result struct {
 	// Prob0, Prob1 and Maybe count the states found to have probability 0,
 	// probability 1, and neither.
 	Prob0, Prob1, Maybe int
-	// Sweeps of interval iteration (0 for the other methods).
+	// Sweeps of interval iteration, or BiCGSTAB iterations (each two passes
+	// over the matrix); 0 for the other methods.
 	Sweeps int
 }
 
@@ -86,6 +105,8 @@ type Solver struct {
 	dense []float64    // direct solve: the m×m matrix I − Q
 	rhs   []float64    // direct solve: m×2, the one-step probability into Prob1 and 1
 	sol   []float64    // direct solve: m×2 solution
+	tau   []float64    // expected steps to leave the maybe states, by state
+	kry   krylovWork
 }
 
 // NewSolver returns a solver with the options, defaults filled in.
@@ -120,6 +141,12 @@ func (sv *Solver) Reach(c *Chain, target []bool, p []float64) (Result, error) {
 	if res.Maybe <= sv.opt.DirectMax {
 		if bound, ok := sv.solveDirect(c, p); ok && bound <= sv.opt.Tolerance {
 			res.Method, res.Bound = MethodDirect, bound
+			return res, nil
+		}
+	}
+	if sv.opt.Iteration == IterationAuto && res.Maybe > sv.opt.DirectMax {
+		if bound, iters, ok := sv.solveKrylov(c, p, sv.opt.Tolerance); ok {
+			res.Method, res.Bound, res.Sweeps = MethodKrylov, bound, iters
 			return res, nil
 		}
 	}

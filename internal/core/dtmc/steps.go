@@ -20,18 +20,14 @@ func (sv *Solver) ExpectedSteps(c *Chain, target []bool, tau []float64) (float64
 	if m == 0 {
 		return 0, nil
 	}
-	if m > sv.opt.DirectMax || !sv.factorAndSolve(c) {
-		if err := sv.iterateSteps(c, tau); err != nil {
-			return 0, err
-		}
+	if m <= sv.opt.DirectMax && sv.factorAndSolve(c) {
 		for i, s := range sv.maybe {
-			sv.sol[2*i+1] = tau[s]
+			tau[s] = sv.sol[2*i+1]
 		}
+	} else if err := sv.iterateSteps(c, tau); err != nil {
+		return 0, err
 	}
-	for i, s := range sv.maybe {
-		tau[s] = sv.sol[2*i+1]
-	}
-	bound, ok := sv.verifySteps(c, sv.sol[1:], 2)
+	bound, ok := sv.verifySteps(c, tau)
 	if !ok {
 		return 0, errors.New("expected steps: the computed solution does not verify (the chain is too ill-conditioned)")
 	}
@@ -41,7 +37,6 @@ func (sv *Solver) ExpectedSteps(c *Chain, target []bool, tau []float64) (float64
 // iterateSteps runs Gauss-Seidel on τ = 1 + Qτ from 0 until the largest
 // relative change is below 1e-13; the result is then verified by the caller.
 func (sv *Solver) iterateSteps(c *Chain, tau []float64) error {
-	sv.sol = grow(sv.sol, 2*len(sv.maybe))
 	for sweep := 0; sweep < sv.opt.MaxSweeps; sweep++ {
 		change := 0.0
 		for _, s := range sv.maybe {
