@@ -107,6 +107,7 @@ type Solver struct {
 	sol   []float64    // direct solve: m×2 solution
 	tau   []float64    // expected steps to leave the maybe states, by state
 	kry   krylovWork
+	scc   sccWork
 }
 
 // NewSolver returns a solver with the options, defaults filled in.
@@ -231,7 +232,9 @@ func (sv *Solver) precompute(c *Chain, target []bool) Result {
 // from 0 is a sub-fixpoint, the upper from 1 a super-fixpoint, and because
 // Prob0 states are fixed at 0 the fixpoint on the maybe states is unique, so
 // both converge to it. A self-loop is solved for exactly rather than
-// iterated, which matters for learned chains with heavy self-loops.
+// iterated, which matters for learned chains with heavy self-loops. The
+// sweeps visit the strongly connected components successors first, so the
+// acyclic parts of a chain converge in one sweep.
 func (sv *Solver) intervalIterate(c *Chain, p []float64, tol float64) (sweeps int, width float64, err error) {
 	n := c.NumStates()
 	sv.lu = grow(sv.lu, n)
@@ -242,9 +245,15 @@ func (sv *Solver) intervalIterate(c *Chain, p []float64, tol float64) (sweeps in
 	for _, s := range sv.maybe {
 		lu[s] = [2]float64{0, 1}
 	}
+	// With one component the index order keeps the rows in memory order;
+	// with several, successors' components go first.
+	order, components := sv.orderBySCC(c)
+	if components == 1 {
+		order = sv.maybe
+	}
 	width = 1
 	for sweeps < sv.opt.MaxSweeps && width > 2*tol {
-		width = sweepInterval(c, sv.maybe, lu)
+		width = sweepInterval(c, order, lu)
 		sweeps++
 	}
 	for _, s := range sv.maybe {
