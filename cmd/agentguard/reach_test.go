@@ -62,7 +62,7 @@ func TestReachBadInput(t *testing.T) {
 	}{
 		{[]string{"--tra", dtmcData + "stove.tra", "--lab", dtmcData + "stove.lab"}, "--tra, --lab and --target are required"},
 		{[]string{"--tra", dtmcData + "stove.tra", "--lab", dtmcData + "stove.lab", "--target", "fire"}, `--target "fire": no such label in ../../testdata/dtmc/stove.lab; labels: init, deadlock, unsafe, end`},
-		{[]string{"--tra", badTra, "--lab", dtmcData + "stove.lab", "--target", "unsafe"}, "bad.tra: state 1: probabilities sum to 0.9"},
+		{[]string{"--tra", badTra, "--lab", dtmcData + "stove.lab", "--target", "unsafe"}, "bad.tra:3: state 1: probabilities sum to 0.9"},
 		{[]string{"--tra", dtmcData + "missing.tra", "--lab", dtmcData + "stove.lab", "--target", "unsafe"}, "missing.tra"},
 		{[]string{"--tra", dtmcData + "stove.tra", "--lab", dtmcData + "stove.lab", "--target", "unsafe", "--tolerance", "1e-20"}, "--tolerance"},
 		{[]string{"--nonsense"}, "flag provided but not defined"},

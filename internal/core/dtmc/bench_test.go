@@ -20,7 +20,9 @@ func chainBytes(c *Chain) int {
 func solverBytes(sv *Solver) int {
 	k := sv.kry
 	vectors := cap(k.x) + cap(k.b) + cap(k.r) + cap(k.rhat) + cap(k.p) + cap(k.v) + cap(k.s) + cap(k.t) + cap(k.dinv) + cap(sv.tau)
-	return cap(sv.class) + 4*cap(sv.stack) + 4*cap(sv.maybe) + 16*cap(sv.lu) + 8*vectors
+	w := sv.scc
+	scc := 4*(cap(w.index)+cap(w.low)+cap(w.comp)+cap(w.order)+cap(w.stack)) + cap(w.onStack) + 8*cap(w.start) + 16*cap(w.calls)
+	return cap(sv.class) + 4*cap(sv.stack) + 4*cap(sv.maybe) + 16*cap(sv.lu) + 8*vectors + scc
 }
 
 // BenchmarkReach: all-state probabilities with the guaranteed 1e-9 bound on

@@ -74,6 +74,7 @@ type Model struct {
 
 	chain     *Chain
 	successes []int    // k_s: the number of valid successors of each state
+	visits    []uint64 // n_s: the counted transitions out of each state
 	fixed     []bool   // the row is known without data: End and absorbing states
 	notes     []string // what learning decided that a person should know
 }
@@ -162,6 +163,10 @@ func (m *Model) finish(states []State) (*Model, error) {
 	if err := m.checkCounts(); err != nil {
 		return nil, err
 	}
+	m.visits = make([]uint64, len(states))
+	for _, pc := range m.counts.Pairs() {
+		m.visits[m.index[pc.From]] += pc.N
+	}
 	rows := make([][]Transition, len(states))
 	m.successes = make([]int, len(states))
 	m.fixed = make([]bool, len(states))
@@ -209,13 +214,13 @@ func (m *Model) row(i int) []Transition {
 		return []Transition{{i, 1}}
 	}
 	var succ []int
-	total := 0.0
 	for j, t := range m.states {
 		if m.valid.move(s, t) == "" {
 			succ = append(succ, j)
-			total += float64(m.counts.Pair(s, t))
 		}
 	}
+	// checkCounts made sure every count out of s is on a valid move.
+	total := float64(m.visits[i])
 	m.successes[i] = len(succ)
 	if m.spec.Smoothing.Mode == Frequency {
 		return m.frequencyRow(i, succ, total)
@@ -270,13 +275,7 @@ func (m *Model) StateName(i int) string { return m.states[i].Name(len(m.spec.Pre
 func (m *Model) ValidSuccessors(i int) int { return m.successes[i] }
 
 // Visits is n_s, the number of counted transitions out of state i.
-func (m *Model) Visits(i int) uint64 {
-	s, total := m.states[i], uint64(0)
-	for _, t := range m.states {
-		total += m.counts.Pair(s, t)
-	}
-	return total
-}
+func (m *Model) Visits(i int) uint64 { return m.visits[i] }
 
 // Learned reports whether state i's row comes from data (not End or an
 // absorbing state).

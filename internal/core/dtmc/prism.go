@@ -145,24 +145,8 @@ func ReadTra(r io.Reader, name string) (c *Chain, warnings []string, err error) 
 	if err != nil {
 		return nil, nil, lr.errorf("%v", err)
 	}
-	type entry struct {
-		from int
-		tr   Transition
-		line int
-	}
-	var entries []entry
-	for {
-		text, ok := lr.next()
-		if !ok {
-			break
-		}
-		s, tr, err := parseTraLine(text, n)
-		if err != nil {
-			return nil, nil, lr.errorf("%v", err)
-		}
-		entries = append(entries, entry{s, tr, lr.line})
-	}
-	if err := lr.end(); err != nil {
+	entries, err := readTraEntries(lr, n)
+	if err != nil {
 		return nil, nil, err
 	}
 	if len(entries) != count {
@@ -172,6 +156,44 @@ func ReadTra(r io.Reader, name string) (c *Chain, warnings []string, err error) 
 	if n > count+maxDeadlocks {
 		return nil, nil, fmt.Errorf("%s: the header announces %d states for %d transitions: more than %d states without transitions", name, n, count, maxDeadlocks)
 	}
+	rows, warnings, err := traRows(name, n, entries)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c, err = FromRows(rows); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for _, w := range c.Warnings() {
+		warnings = append(warnings, name+": "+w)
+	}
+	return c, warnings, nil
+}
+
+// traEntry is one transition line.
+type traEntry struct {
+	from int
+	tr   Transition
+	line int
+}
+
+func readTraEntries(lr *lineReader, n int) ([]traEntry, error) {
+	var entries []traEntry
+	for {
+		text, ok := lr.next()
+		if !ok {
+			return entries, lr.end()
+		}
+		s, tr, err := parseTraLine(text, n)
+		if err != nil {
+			return nil, lr.errorf("%v", err)
+		}
+		entries = append(entries, traEntry{s, tr, lr.line})
+	}
+}
+
+// traRows groups the entries by state, makes deadlocks absorbing, and checks
+// that no transition repeats and that every row sums to 1.
+func traRows(name string, n int, entries []traEntry) ([][]Transition, []string, error) {
 	rows := make([][]Transition, n)
 	firstLine := make([]int, n)
 	for _, e := range entries {
@@ -180,6 +202,7 @@ func ReadTra(r io.Reader, name string) (c *Chain, warnings []string, err error) 
 		}
 		rows[e.from] = append(rows[e.from], e.tr)
 	}
+	var warnings []string
 	for s, row := range rows {
 		if len(row) == 0 {
 			rows[s] = []Transition{{s, 1}}
@@ -187,29 +210,18 @@ func ReadTra(r io.Reader, name string) (c *Chain, warnings []string, err error) 
 			continue
 		}
 		sort.Slice(row, func(i, j int) bool { return row[i].To < row[j].To })
+		sum := row[0].Prob
 		for i := 1; i < len(row); i++ {
 			if row[i].To == row[i-1].To {
 				return nil, nil, fmt.Errorf("%s: state %d: transition to %d given twice", name, s, row[i].To)
 			}
+			sum += row[i].Prob
+		}
+		if math.Abs(sum-1) > RowTolerance {
+			return nil, nil, fmt.Errorf("%s:%d: state %d: probabilities sum to %.17g, want 1 (within %g)", name, firstLine[s], s, sum, RowTolerance)
 		}
 	}
-	c, err = FromRows(rows)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w (the state's first transition is on line %d)", name, err, firstLineOf(err, firstLine))
-	}
-	for _, w := range c.Warnings() {
-		warnings = append(warnings, name+": "+w)
-	}
-	return c, warnings, nil
-}
-
-// firstLineOf finds the line of the state a chain error names.
-func firstLineOf(err error, firstLine []int) int {
-	var s int
-	if _, scanErr := fmt.Sscanf(err.Error(), "state %d:", &s); scanErr == nil && s >= 0 && s < len(firstLine) {
-		return firstLine[s]
-	}
-	return 0
+	return rows, warnings, nil
 }
 
 func parseTraHeader(text string) (n, count int, err error) {

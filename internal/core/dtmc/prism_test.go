@@ -95,7 +95,7 @@ func TestReadTraRejections(t *testing.T) {
 	}{
 		{"", "x.tra: empty file"},
 		{"2\n", `x.tra:1: header "2"`},
-		{"2 2\n0 1 1\n1 1 0.5\n", "x.tra: state 1: probabilities sum to 0.5, want 1 (within 1e-09) (the state's first transition is on line 3)"},
+		{"2 2\n0 1 1\n1 1 0.5\n", "x.tra:3: state 1: probabilities sum to 0.5, want 1 (within 1e-09)"},
 		{"2 2\n0 1 1\n1 1 -1\n", `x.tra:3: probability "-1": want a number in [0, 1]`},
 		{"2 2\n0 1 1\n1 1 NaN\n", `x.tra:3: probability "NaN"`},
 		{"2 2\n0 1 1\n1 2 1\n", `x.tra:3: "1 2 1": unknown state: states are 0 to 1`},

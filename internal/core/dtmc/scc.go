@@ -6,6 +6,8 @@ type sccWork struct {
 	onStack    []bool
 	stack      []int32   // Tarjan's stack of states
 	calls      []sccCall // the DFS, without recursion
+	comp       []int32   // each state's component, numbered successors first
+	start      []int     // counting sort: where each component begins in order
 	order      []int32   // the maybe states, successors' SCCs first
 }
 
@@ -18,15 +20,18 @@ type sccCall struct {
 // maybe states and lists the states so that every component comes after the
 // components it reaches: a Gauss-Seidel sweep in this order sees converged
 // successors first, so an acyclic part is exact after one sweep. It returns
-// the order and the number of components.
+// the order and the number of components. Within a component the states
+// stay in index order, which keeps a sweep over a large component reading
+// the rows in memory order.
 func (sv *Solver) orderBySCC(c *Chain) ([]int32, int) {
 	w := &sv.scc
 	n := c.NumStates()
 	w.index, w.low, w.onStack = grow(w.index, n), grow(w.low, n), grow(w.onStack, n)
 	clear(w.index)
 	clear(w.onStack)
-	w.order, w.stack = w.order[:0], w.stack[:0]
-	next, components := int32(1), 0
+	w.comp = grow(w.comp, n)
+	w.stack = w.stack[:0]
+	next, components := int32(1), int32(0)
 	for _, root := range sv.maybe {
 		if w.index[root] != 0 {
 			continue
@@ -56,12 +61,31 @@ func (sv *Solver) orderBySCC(c *Chain) ([]int32, int) {
 				w.low[parent] = min(w.low[parent], w.low[v])
 			}
 			if w.low[v] == w.index[v] {
+				w.popComponent(v, components)
 				components++
-				w.popComponent(v)
 			}
 		}
 	}
-	return w.order, components
+	return w.sortByComponent(sv.maybe, int(components)), int(components)
+}
+
+// sortByComponent lists the states by component, then by index: a counting
+// sort of the index-ordered maybe states.
+func (w *sccWork) sortByComponent(maybe []int32, components int) []int32 {
+	w.start = grow(w.start, components+1)
+	clear(w.start)
+	for _, s := range maybe {
+		w.start[w.comp[s]+1]++
+	}
+	for k := range components {
+		w.start[k+1] += w.start[k]
+	}
+	w.order = grow(w.order, len(maybe))
+	for _, s := range maybe {
+		w.order[w.start[w.comp[s]]] = s
+		w.start[w.comp[s]]++
+	}
+	return w.order
 }
 
 func (w *sccWork) visit(v int32, next *int32) {
@@ -71,13 +95,13 @@ func (w *sccWork) visit(v int32, next *int32) {
 	w.onStack[v] = true
 }
 
-// popComponent moves the component rooted at v from the stack to the order.
-func (w *sccWork) popComponent(v int32) {
+// popComponent takes the component rooted at v off the stack and numbers it.
+func (w *sccWork) popComponent(v, id int32) {
 	for {
 		u := w.stack[len(w.stack)-1]
 		w.stack = w.stack[:len(w.stack)-1]
 		w.onStack[u] = false
-		w.order = append(w.order, u)
+		w.comp[u] = id
 		if u == v {
 			return
 		}

@@ -245,12 +245,7 @@ func (sv *Solver) intervalIterate(c *Chain, p []float64, tol float64) (sweeps in
 	for _, s := range sv.maybe {
 		lu[s] = [2]float64{0, 1}
 	}
-	// With one component the index order keeps the rows in memory order;
-	// with several, successors' components go first.
-	order, components := sv.orderBySCC(c)
-	if components == 1 {
-		order = sv.maybe
-	}
+	order, _ := sv.orderBySCC(c)
 	width = 1
 	for sweeps < sv.opt.MaxSweeps && width > 2*tol {
 		width = sweepInterval(c, order, lu)

@@ -134,7 +134,7 @@ func TestRandomChainsAgainstRationalOracle(t *testing.T) {
 // direct solve within the bounds, for both iterative methods.
 func TestIterativeMethodsMatchDirectSolve(t *testing.T) {
 	for _, absorb := range []float64{0.05, 0.005} {
-		c, target := randomSparseChain(rand.New(rand.NewPCG(7, 7)), 250, 8, absorb)
+		c, target := randomSparseChain(rand.New(rand.NewPCG(7, 7)), 600, 8, absorb)
 		direct := make([]float64, c.NumStates())
 		dres, err := mustSolver(t, Options{DirectMax: 1000}).Reach(c, target, direct)
 		if err != nil || dres.Method != MethodDirect {
