@@ -1,11 +1,23 @@
-// Package dtmc is agentguard's discrete-time Markov chain engine: chains
-// learned from traces (states as predicate bit vectors plus the absorbing end
-// state), reachability, bounded and response properties solved for every
-// state at once with a guaranteed absolute error, PAC reports, and the JSON
-// model and PRISM file formats.
+// Package dtmc is agentguard's discrete-time Markov chain engine (spec:
+// ProbGuard, docs probguard.md): chains learned from traces (states as
+// predicate bit vectors plus the absorbing end state), the always_safe,
+// bounded and response properties solved for every state at once with a
+// guaranteed absolute error, PAC reports, and the JSON model and PRISM file
+// formats.
 //
 // The numeric chain (Chain, a CSR matrix) is kept apart from the learned model
-// (Model) and from the algorithms (Solver), in the manner of gonum.
+// (Model) and from the algorithms (Solver, which owns its work buffers), in
+// the manner of gonum. Reachability first finds the states with probability
+// 0 and 1 by graph search; the others (maybe states) are solved by dense LU
+// when there are at most Options.DirectMax of them, else by BiCGSTAB; both
+// answers carry an a-posteriori bound ‖r‖∞·τ̄, the residual times a verified
+// upper bound on the expected steps to leave the maybe states. When that
+// bound cannot be met, interval iteration (Gauss-Seidel from below and
+// above, components in topological order) iterates until the bounds meet.
+//
+// The PAC conditioning bound is B̂ = ½ · max_s k_s · max_s τ(s) (spec §3),
+// τ the expected steps to absorption in unsafe ∪ Prob0, from the same
+// verified computation.
 package dtmc
 
 import (

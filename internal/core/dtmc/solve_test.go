@@ -192,3 +192,22 @@ func TestExpectedStepsOnTheStove(t *testing.T) {
 		}
 	}
 }
+
+// Asked for 1e-14, BiCGSTAB's verified bound cannot get there (it includes
+// the rounding of the residual times the expected steps), so the solver
+// falls back to interval iteration, whose bound can.
+func TestKrylovFallsBackToIntervalIteration(t *testing.T) {
+	c, target := randomSparseChain(rand.New(rand.NewPCG(9, 9)), 300, 8, 0.05)
+	p := make([]float64, c.NumStates())
+	res, err := mustSolver(t, Options{DirectMax: -1, Tolerance: 1e-14}).Reach(c, target, p)
+	if err != nil || res.Method != MethodInterval || res.Bound > 1e-14 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	direct := make([]float64, c.NumStates())
+	if _, err := mustSolver(t, Options{DirectMax: 1000}).Reach(c, target, direct); err != nil {
+		t.Fatal(err)
+	}
+	if d := maxDiff(p, direct); d > 1e-12 {
+		t.Errorf("interval and direct differ by %g", d)
+	}
+}
