@@ -1,5 +1,5 @@
-// Package dtmc is agentguard's discrete-time Markov chain engine (spec:
-// ProbGuard, docs probguard.md): chains learned from traces (states as
+// Package dtmc is agentguard's discrete-time Markov chain engine (the DTMC
+// part of ProbGuard): chains learned from traces (states as
 // predicate bit vectors plus the absorbing end state), the always_safe,
 // bounded and response properties solved for every state at once with a
 // guaranteed absolute error, PAC reports, and the JSON model and PRISM file
