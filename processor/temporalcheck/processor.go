@@ -2,7 +2,6 @@ package temporalcheck
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -37,7 +36,7 @@ type temporalProcessor struct {
 	groupsSeen map[string]time.Time   // attribute groups: when their last trace was evaluated
 	warned     map[string]bool        // what has been logged once
 	held       int64                  // traces held, as last recorded
-	lastEvent  map[string]ptrace.Span // per group, the last event of the traces just evaluated
+	lastEvent  map[string]ptrace.Span // per group, the last event of the traces just evaluated, not yet passed on
 
 	stop chan struct{}
 	done chan struct{}
@@ -139,19 +138,8 @@ func (p *temporalProcessor) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
 	out := p.evaluate(ctx, p.buf.Flush())
 	p.recordHeld(ctx)
-	// A group whose last trace is in this flush still has its spans here:
-	// its end-of-sequence verdicts go on that trace's last event.
-	last := p.lastEvent
 	for _, key := range p.runner.Keys() {
-		delete(p.groupsSeen, key)
-		p.events.forget(key)
-		vs := p.runner.Finish(key)
-		if ev, ok := last[key]; ok {
-			for i := range vs {
-				vs[i].Span, vs[i].Attached = ev, true
-			}
-		}
-		p.report(ctx, vs)
+		p.endGroup(ctx, key)
 	}
 	p.mu.Unlock()
 	return p.forward(ctx, out)
@@ -204,7 +192,7 @@ func (p *temporalProcessor) evaluate(ctx context.Context, traces []*tracebuffer.
 func (p *temporalProcessor) report(ctx context.Context, vs []assertion.Verdict) {
 	for _, v := range vs {
 		p.tel.Verdicts.Add(ctx, 1, metric.WithAttributes(attribute.String("assertion", v.Assertion.Name),
-			attribute.String("verdict", verdictName(v))))
+			attribute.String("verdict", v.VerdictName())))
 		if v.Kind == texpr.Error {
 			p.warnOnce("threads-"+v.Assertion.Name, "an assertion exceeded max_threads; its live evaluations were abandoned",
 				zap.String("assertion", v.Assertion.Name), zap.String("detail", v.TreeNote))
@@ -213,15 +201,13 @@ func (p *temporalProcessor) report(ctx context.Context, vs []assertion.Verdict) 
 		case !v.Attached:
 			p.tel.UnattachedVerdicts.Add(ctx, 1, metric.WithAttributes(attribute.String("assertion", v.Assertion.Name)))
 			p.logger.Info("verdict decided after the group's spans left", zap.String("assertion", v.Assertion.Name),
-				zap.String("group", v.Group), zap.String("verdict", verdictName(v)), zap.Bool("violation", v.Violation),
+				zap.String("group", v.Group), zap.String("verdict", v.VerdictName()), zap.Bool("violation", v.Violation),
 				zap.String("explanation", v.Explanation))
 		case v.Violation || p.cfg.Report == ReportAll:
 			assertion.Annotate(v)
 		}
 	}
 }
-
-func verdictName(v assertion.Verdict) string { return strings.ToLower(v.Kind.String()) }
 
 // endIdleGroups ends the attribute groups without a trace for GroupTimeout.
 func (p *temporalProcessor) endIdleGroups(ctx context.Context) {
@@ -248,10 +234,19 @@ func (p *temporalProcessor) boundGroups(ctx context.Context) {
 	}
 }
 
+// endGroup applies the end policy to a group. Every caller runs right after
+// an evaluate, whose traces are not yet passed on: if the group's last trace
+// is among them, its end-of-sequence verdicts go on that trace's last event.
 func (p *temporalProcessor) endGroup(ctx context.Context, key string) {
 	delete(p.groupsSeen, key)
 	p.events.forget(key)
-	p.report(ctx, p.runner.Finish(key))
+	vs := p.runner.Finish(key)
+	if span, ok := p.lastEvent[key]; ok {
+		for i := range vs {
+			vs[i].Span, vs[i].Attached = span, true
+		}
+	}
+	p.report(ctx, vs)
 }
 
 // recordHeld keeps the traces-held gauge equal to the buffer's size.

@@ -45,7 +45,7 @@ func Annotate(v Verdict) {
 	attrs.PutStr(AttrExplanation, v.Explanation)
 	attrs.PutStr(AttrCheck, CheckTemporal)
 	attrs.PutStr(AttrExpression, v.Assertion.Kind+": "+v.Assertion.Expression)
-	attrs.PutStr(AttrVerdict, strings.ToLower(v.Kind.String()))
+	attrs.PutStr(AttrVerdict, v.VerdictName())
 	attrs.PutInt(AttrStartEvent, int64(v.Start))
 	attrs.PutInt(AttrEndEvent, int64(v.End))
 	attrs.PutStr(AttrGroup, v.Group)
@@ -53,6 +53,10 @@ func Annotate(v Verdict) {
 		v.Span.Attributes().PutBool(AttrViolation, true)
 	}
 }
+
+// VerdictName is the verdict as agentguard.verdict and the self-metrics
+// name it: match, failure, pending or error.
+func (v Verdict) VerdictName() string { return strings.ToLower(v.Kind.String()) }
 
 // scoreOf: a violation scores 0, a pass 1; a pending verdict has no score.
 func scoreOf(v Verdict) (string, float64) {
