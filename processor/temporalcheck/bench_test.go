@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/agentguard/agentguard/internal/fixtures"
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
 
@@ -34,7 +35,7 @@ func withTraceID(td ptrace.Traces, n int) ptrace.Traces {
 // beside a processor that only passes batches on, in the same run. One op is
 // one trace; ns/span and spans/s are what to compare.
 func BenchmarkThroughput(b *testing.B) {
-	tmpl := fixture(b, "adk-weather/adk-bad-43-0.json")
+	tmpl := fixtures.Traces(b, "adk-weather/adk-bad-43-0.json")
 	spans := tmpl.SpanCount()
 	b.Run("passthrough", func(b *testing.B) {
 		p, err := processorhelper.NewTraces(context.Background(), processortest.NewNopSettings(metadata.Type), &Config{},

@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
 // te1 over real OpenInference traces: LangGraph supervisor teams and the
@@ -22,7 +24,7 @@ func TestOpenInferenceTraces(t *testing.T) {
 		"openai-agents-openinference/weak-self-handoff.json": {"te1 failure 1/3 on handoff to greeting_agent"},
 	} {
 		p, sink := newTestProcessor(t, "openinference", nil)
-		n := feed(t, p, fixture(t, file))
+		n := feed(t, p, fixtures.Traces(t, file))
 		shutdown(t, p)
 		if got := verdictsOf(sink); !slices.Equal(got, want) || spanCount(sink) != n {
 			t.Errorf("%s: verdicts %v, want %v; %d of %d spans", file, got, want, spanCount(sink), n)
@@ -80,7 +82,7 @@ func TestGroupByConversation(t *testing.T) {
 			name = "openinference"
 		}
 		p, sink := newTestProcessor(t, name, func(c *Config) { c.GroupBy = "conversation" })
-		feed(t, p, fixture(t, file))
+		feed(t, p, fixtures.Traces(t, file))
 		shutdown(t, p)
 		if got := verdictsOf(sink); !slices.Equal(got, want) {
 			t.Errorf("%s: verdicts %v, want %v", file, got, want)

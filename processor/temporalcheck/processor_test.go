@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,23 +15,9 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/fixtures"
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
-
-// fixture reads a trace file the real frameworks exported (copied from the
-// shared fixtures into the repository's testdata).
-func fixture(t testing.TB, path string) ptrace.Traces {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "traces", path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return td
-}
 
 // newTestProcessor builds the processor from a named testdata config.
 func newTestProcessor(t testing.TB, name string, edit func(*Config)) (*temporalProcessor, *consumertest.TracesSink) {
@@ -107,14 +91,14 @@ func shutdown(t *testing.T, p *temporalProcessor) {
 
 func TestPaperRunsPerTrace(t *testing.T) {
 	p, sink := newTestProcessor(t, "paper", nil)
-	n := feed(t, p, fixture(t, "adk-weather/adk-good-42-0.json"), fixture(t, "adk-weather/adk-good-42-1.json"))
+	n := feed(t, p, fixtures.Traces(t, "adk-weather/adk-good-42-0.json"), fixtures.Traces(t, "adk-weather/adk-good-42-1.json"))
 	shutdown(t, p)
 	if got := verdictsOf(sink); len(got) != 0 || spanCount(sink) != n {
 		t.Fatalf("good run: verdicts %v, %d of %d spans", got, spanCount(sink), n)
 	}
 
 	p, sink = newTestProcessor(t, "paper", nil)
-	n = feed(t, p, fixture(t, "adk-weather/adk-bad-43-0.json"), fixture(t, "adk-weather/adk-bad-43-1.json"))
+	n = feed(t, p, fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"), fixtures.Traces(t, "adk-weather/adk-bad-43-1.json"))
 	shutdown(t, p)
 	want := []string{"te1 failure 1/3 on execute_tool transfer_to_agent"}
 	if got := verdictsOf(sink); !slices.Equal(got, want) || spanCount(sink) != n {
@@ -124,7 +108,7 @@ func TestPaperRunsPerTrace(t *testing.T) {
 
 func TestMapFormConfigRuns(t *testing.T) {
 	p, sink := newTestProcessor(t, "mapform", nil)
-	feed(t, p, fixture(t, "adk-weather/adk-bad-43-0.json"))
+	feed(t, p, fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"))
 	shutdown(t, p)
 	if got := verdictsOf(sink); !slices.Equal(got, []string{"te1 failure 1/3 on execute_tool transfer_to_agent"}) {
 		t.Fatalf("verdicts %v", got)
@@ -135,7 +119,7 @@ func TestMapFormConfigRuns(t *testing.T) {
 // from event 3 (turn 1) to event 4 (turn 2).
 func TestPaperConversation(t *testing.T) {
 	p, sink := newTestProcessor(t, "paper", func(c *Config) { c.GroupBy = "gen_ai.conversation.id" })
-	feed(t, p, fixture(t, "adk-weather/adk-bad-43-0.json"), fixture(t, "adk-weather/adk-bad-43-1.json"))
+	feed(t, p, fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"), fixtures.Traces(t, "adk-weather/adk-bad-43-1.json"))
 	shutdown(t, p)
 	want := []string{"te1 failure 1/3 on execute_tool transfer_to_agent", "te1 failure 3/4 on execute_tool transfer_to_agent"}
 	if got := verdictsOf(sink); !slices.Equal(got, want) {
@@ -165,7 +149,7 @@ func TestADKTypeScript(t *testing.T) {
 		"adk-js/weak-run-05.json":   {"te1 failure 1/3 on execute_tool transfer_to_agent", "te1 failure 3/4 on execute_tool transfer_to_agent"},
 	} {
 		p, sink := newTestProcessor(t, "paper", func(c *Config) { c.GroupBy = "gen_ai.conversation.id" })
-		feed(t, p, fixture(t, file))
+		feed(t, p, fixtures.Traces(t, file))
 		shutdown(t, p)
 		if got := verdictsOf(sink); !slices.Equal(got, want) {
 			t.Errorf("%s: verdicts %v, want %v", file, got, want)
@@ -213,7 +197,7 @@ func TestBatchingDoesNotMatter(t *testing.T) {
 		p, sink := newTestProcessor(t, "paper", func(c *Config) { c.GroupBy = "gen_ai.conversation.id" })
 		n := 0
 		for _, file := range []string{"adk-weather/adk-bad-43-0.json", "adk-weather/adk-bad-43-1.json"} {
-			n += feed(t, p, splitSpans(r, fixture(t, file))...)
+			n += feed(t, p, splitSpans(r, fixtures.Traces(t, file))...)
 		}
 		shutdown(t, p)
 		if got := verdictsOf(sink); !slices.Equal(got, want) || spanCount(sink) != n {
@@ -226,7 +210,7 @@ func TestLateSpansPassThrough(t *testing.T) {
 	p, sink := newTestProcessor(t, "paper", nil)
 	clock := time.Unix(1_800_000_000, 0)
 	p.now = func() time.Time { return clock }
-	batches := splitSpans(rand.New(rand.NewPCG(1, 1)), fixture(t, "adk-weather/adk-bad-43-0.json"))
+	batches := splitSpans(rand.New(rand.NewPCG(1, 1)), fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"))
 	first, rest := batches[0], batches[1:]
 	n := feed(t, p, first)
 	clock = clock.Add(time.Minute)
@@ -248,7 +232,7 @@ func TestShutdownAttachesEndOfGroupVerdicts(t *testing.T) {
 		c.GroupBy = "gen_ai.conversation.id"
 		c.Assertions = []assertion.Config{{Name: "answered", Always: "xferToWeather >> getWeather + ok", OnEnd: "fail"}}
 	})
-	feed(t, p, fixture(t, "adk-weather/adk-good-42-0.json"), fixture(t, "adk-weather/adk-good-42-1.json"))
+	feed(t, p, fixtures.Traces(t, "adk-weather/adk-good-42-0.json"), fixtures.Traces(t, "adk-weather/adk-good-42-1.json"))
 	shutdown(t, p)
 	// get_weather is the conversation's last event: "+ ok" waits for one more.
 	want := []string{"answered failure 3/4 on execute_tool get_weather"}
@@ -259,11 +243,11 @@ func TestShutdownAttachesEndOfGroupVerdicts(t *testing.T) {
 
 func TestMaxTracesReleasesTheOldestEarly(t *testing.T) {
 	p, sink := newTestProcessor(t, "paper", func(c *Config) { c.MaxTraces = 1 })
-	feed(t, p, fixture(t, "adk-weather/adk-bad-43-0.json"))
+	feed(t, p, fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"))
 	if spanCount(sink) != 0 {
 		t.Fatal("released before the bound was reached")
 	}
-	feed(t, p, fixture(t, "adk-weather/adk-good-42-0.json"))
+	feed(t, p, fixtures.Traces(t, "adk-weather/adk-good-42-0.json"))
 	if got := verdictsOf(sink); len(got) != 1 || !strings.HasPrefix(got[0], "te1 failure 1/3") {
 		t.Fatalf("evicted trace's verdicts %v", got)
 	}

@@ -11,6 +11,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/agentguard/agentguard/internal/fixtures"
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
 
@@ -53,9 +54,9 @@ func TestSelfMetricsCount(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
 	p.now = func() time.Time { return clock }
 
-	batches := splitSpans(rand.New(rand.NewPCG(2, 2)), fixture(t, "adk-weather/adk-bad-43-0.json"))
+	batches := splitSpans(rand.New(rand.NewPCG(2, 2)), fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"))
 	feed(t, p, batches[0])
-	feed(t, p, fixture(t, "adk-weather/adk-good-42-0.json")) // evicts the bad trace: released early
+	feed(t, p, fixtures.Traces(t, "adk-weather/adk-good-42-0.json")) // evicts the bad trace: released early
 	clock = clock.Add(time.Minute)
 	p.forward(context.Background(), p.expire())
 	late := feed(t, p, batches[1:]...) // the bad trace's other spans: late

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/component/componenttest"
+
+	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
 // BenchmarkSetEval: the paper's six predicates and the default events
@@ -26,7 +28,7 @@ func BenchmarkSetEval(b *testing.B) {
 				b.Fatal(err)
 			}
 			file := run.file
-			spans := spansInOrder(fixture(b, file))
+			spans := spansInOrder(fixtures.Traces(b, file))
 			latch := s.NewLatch()
 			b.ReportAllocs()
 			i := 0

@@ -2,28 +2,12 @@ package predicate
 
 import (
 	"cmp"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
-
-// fixture reads one of the OTLP/JSON traces copied from the frameworks.
-func fixture(t testing.TB, name string) ptrace.Traces {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "traces", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return td
-}
 
 // located is a span with the resource and scope it sits under.
 type located struct {

@@ -8,6 +8,8 @@ import (
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
 // equivalenceConfig uses every shorthand, with names that occur in the
@@ -60,7 +62,7 @@ func TestNativeAgreesWithOTTLOnFixtures(t *testing.T) {
 	spans := 0
 	for _, f := range files {
 		rel, _ := filepath.Rel(filepath.Join("..", "..", "..", "testdata", "traces"), f)
-		for _, l := range spansInOrder(fixture(t, rel)) {
+		for _, l := range spansInOrder(fixtures.Traces(t, rel)) {
 			agree(t, native, viaOTTL, l.rs, l.ss, l.span)
 			spans++
 		}

@@ -13,6 +13,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl"
+
+	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
 // paperConfig is the weather team's predicates; the weather agent is
@@ -78,7 +80,7 @@ func TestShorthandsOnFixtures(t *testing.T) {
 			errs := 0
 			s := mustCompile(t, paperConfig(tt.weather), func(string, error) { errs++ })
 			var names, got []string
-			for _, ev := range events(t, s, fixture(t, tt.file)) {
+			for _, ev := range events(t, s, fixtures.Traces(t, tt.file)) {
 				names = append(names, ev.name)
 				got = append(got, labels(s, ev.bits))
 			}
@@ -184,7 +186,7 @@ func TestLatchedOnFixture(t *testing.T) {
 		t.Fatal("a latched predicate makes the set stateful")
 	}
 	var got []string
-	for _, ev := range events(t, s, fixture(t, "adk-js/weak-run-05.json")) {
+	for _, ev := range events(t, s, fixtures.Traces(t, "adk-js/weak-run-05.json")) {
 		got = append(got, labels(s, ev.bits))
 	}
 	want := []string{"xferToGreeting+inGreeting", "sayHello+inGreeting", "xferToGreeting+inGreeting", "xferToWeather", "getWeather"}
@@ -363,8 +365,8 @@ func TestEvalConcurrently(t *testing.T) {
 	cfg := paperConfig("weather_agent_v2")
 	cfg.Predicates = append(cfg.Predicates, Named{Name: "viaOTTL", Predicate: Predicate{Condition: `IsMatch(span.name, "^execute_tool say_")`}})
 	s := mustCompile(t, cfg, nil)
-	spans := spansInOrder(fixture(t, "adk-js/weak-run-05.json"))
-	want := events(t, s, fixture(t, "adk-js/weak-run-05.json"))
+	spans := spansInOrder(fixtures.Traces(t, "adk-js/weak-run-05.json"))
+	want := events(t, s, fixtures.Traces(t, "adk-js/weak-run-05.json"))
 	done := make(chan []event)
 	for range 4 {
 		go func() {

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/internal/core/predicate"
+	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
 // ByConversation finds each framework's conversation key, although no event
@@ -21,7 +22,7 @@ func TestConversationOnFixtures(t *testing.T) {
 		{"openai-agents-openinference/strong.json", "conv-oa-openinference-strong-01"},
 	}
 	for _, tt := range tests {
-		traces := Split(fixture(t, tt.file), adkTools, ByConversation)
+		traces := Split(fixtures.Traces(t, tt.file), adkTools, ByConversation)
 		if len(traces) == 0 {
 			t.Fatalf("%s: no traces", tt.file)
 		}
@@ -82,7 +83,7 @@ func TestWithPredicateSet(t *testing.T) {
 		ok, sig := set.Eval(rs, ss, sp)
 		return ok, uint64(sig)
 	}
-	traces := Split(fixture(t, "adk-js/weak-run-05.json"), classify, ByConversation)
+	traces := Split(fixtures.Traces(t, "adk-js/weak-run-05.json"), classify, ByConversation)
 	if len(traces) != 2 || traces[0].Group != traces[1].Group {
 		t.Fatalf("%d traces, groups %q", len(traces), []string{traces[0].Group, traces[len(traces)-1].Group})
 	}

@@ -1,28 +1,15 @@
 package sequence
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-)
 
-func fixture(t *testing.T, name string) ptrace.Traces {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "traces", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return td
-}
+	"github.com/agentguard/agentguard/internal/fixtures"
+)
 
 // tools are the signals of adkTools: bit i for tools[i].
 var tools = []string{"transfer_to_agent", "say_hello", "say_goodbye", "get_weather"}
@@ -59,7 +46,7 @@ func names(t *testing.T, evs []Event) []string {
 // start order, and a conversation id found only on invoke_agent spans (not
 // events) must still give the group.
 func TestSplitShuffledADK(t *testing.T) {
-	traces := Split(fixture(t, "adk-weather/adk-bad-43-0.json"), adkTools, "gen_ai.conversation.id")
+	traces := Split(fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"), adkTools, "gen_ai.conversation.id")
 	if len(traces) != 1 {
 		t.Fatalf("%d traces", len(traces))
 	}
@@ -78,7 +65,7 @@ func TestSplitShuffledADK(t *testing.T) {
 // ADK for TypeScript: two say_goodbye calls start in the same millisecond
 // and are told apart by their end times; the merged span is no event.
 func TestSplitMillisecondTies(t *testing.T) {
-	traces := Split(fixture(t, "adk-js/parallel-goodbye.json"), adkTools, ByTraceID)
+	traces := Split(fixtures.Traces(t, "adk-js/parallel-goodbye.json"), adkTools, ByTraceID)
 	if len(traces) != 1 {
 		t.Fatalf("%d traces", len(traces))
 	}
@@ -123,7 +110,7 @@ func TestSplitFullTieBySpanID(t *testing.T) {
 // their invoke_agent spans, and Merge puts the events of the two turns in
 // one order, on which Fold runs a latch-like step.
 func TestGroupAcrossTracesAndMerge(t *testing.T) {
-	traces := Split(fixture(t, "adk-js/weak-run-05.json"), adkTools, "gen_ai.conversation.id")
+	traces := Split(fixtures.Traces(t, "adk-js/weak-run-05.json"), adkTools, "gen_ai.conversation.id")
 	if len(traces) != 2 {
 		t.Fatalf("%d traces", len(traces))
 	}
