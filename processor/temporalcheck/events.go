@@ -2,78 +2,37 @@ package temporalcheck
 
 import (
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
-	"github.com/agentguard/agentguard/internal/core/predicate"
-	"github.com/agentguard/agentguard/internal/core/sequence"
+	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/tracebuffer"
 )
 
 // eventSource turns a released trace into its group key and its events in
-// order, with the predicates' truth at each.
+// order, with the predicates' truth at each, as the assertion runner takes
+// them.
 type eventSource struct {
-	set     *predicate.Set
-	groupBy string
-	latches map[string]*predicate.Latch // per open group, for latched predicates
-	errors  int                         // OTTL errors since the last extract
+	src *events.Source
 }
 
 func newEventSource(cfg *Config, ts component.TelemetrySettings) (*eventSource, error) {
-	s := &eventSource{groupBy: cfg.GroupBy, latches: map[string]*predicate.Latch{}}
-	set, err := predicate.Compile(cfg.Config, predicate.Settings{
-		Telemetry: ts,
-		OnError:   func(string, error) { s.errors++ },
-	})
+	src, err := events.NewSource(cfg.Config, cfg.GroupBy, ts)
 	if err != nil {
 		return nil, err
 	}
-	s.set = set
-	return s, nil
+	return &eventSource{src: src}, nil
 }
 
-func (s *eventSource) classify(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) (bool, uint64) {
-	isEvent, sig := s.set.Eval(rs, ss, span)
-	return isEvent, uint64(sig)
-}
-
-// extract returns the trace's group (the trace ID when the group_by
-// attribute is nowhere on it), its events in sequence order with the
+// extract returns the trace's group, its events in sequence order with the
 // latches advanced, and how many OTTL errors evaluating them raised.
-func (s *eventSource) extract(t *tracebuffer.Trace) (key string, events []assertion.Event, errs int) {
-	key = t.ID.String()
-	var seq []sequence.Event
-	for _, tr := range sequence.Split(t.Spans, s.classify, s.groupBy) {
-		if tr.GroupFound {
-			key = tr.Group
-		}
-		seq = append(seq, tr.Events...)
-	}
-	latch := s.latch(key)
-	sequence.Fold(seq, func(sig uint64) uint64 { return uint64(latch.Step(predicate.Signals(sig))) })
-	events = make([]assertion.Event, len(seq))
+func (s *eventSource) extract(t *tracebuffer.Trace) (key string, evs []assertion.Event, errs int) {
+	key, seq, errs := s.src.Extract(t.Spans, t.ID)
+	evs = make([]assertion.Event, len(seq))
 	for i, ev := range seq {
-		events[i] = assertion.Event{Bits: ev.Bits, Time: int64(ev.Start), Name: ev.Span.Name(), Span: ev.Span}
+		evs[i] = assertion.Event{Bits: ev.Bits, Time: int64(ev.Start), Name: ev.Span.Name(), Span: ev.Span}
 	}
-	errs, s.errors = s.errors, 0
-	return key, events, errs
-}
-
-// latch is the group's latched-predicate state; a per-trace group starts
-// fresh every time.
-func (s *eventSource) latch(key string) *predicate.Latch {
-	if s.groupBy == GroupByTrace {
-		l := s.set.NewLatch()
-		return &l
-	}
-	l, ok := s.latches[key]
-	if !ok {
-		nl := s.set.NewLatch()
-		l = &nl
-		s.latches[key] = l
-	}
-	return l
+	return key, evs, errs
 }
 
 // forget drops an ended group's latch state.
-func (s *eventSource) forget(key string) { delete(s.latches, key) }
+func (s *eventSource) forget(key string) { s.src.Forget(key) }

@@ -1,0 +1,174 @@
+// Package guard is probguard's runtime engine: a learned chain, a property
+// solved once for every state, and per group the decision at each event:
+// the abstract state, P_safe by one lookup, and whether to intervene.
+//
+// The processor and the offline commands (risk, evaluate) share it, so a
+// threshold tried offline decides live exactly as it did offline.
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/agentguard/agentguard/internal/core/dtmc"
+	"github.com/agentguard/agentguard/internal/core/formula"
+)
+
+// Report says which events below the threshold are reported.
+type Report string
+
+const (
+	// ReportCrossing reports the first event of a group below θ and each
+	// later one that comes after an event at or above θ.
+	ReportCrossing Report = "crossing"
+	// ReportEvery reports every event below θ.
+	ReportEvery Report = "every"
+)
+
+// Unknown says what a state the model never saw does.
+type Unknown string
+
+const (
+	// UnknownAlert reports it; it is never taken as safe.
+	UnknownAlert Unknown = "alert"
+	// UnknownPass lets it pass unreported (still counted).
+	UnknownPass Unknown = "pass"
+)
+
+// Options are how a Guard decides.
+type Options struct {
+	Property  dtmc.Property
+	Threshold float64 // intervene when P_safe < Threshold
+	Report    Report
+	Unknown   Unknown
+}
+
+// Validate checks the options that do not need a model.
+func (o Options) Validate() error {
+	var errs []error
+	if !(o.Threshold > 0 && o.Threshold <= 1) {
+		errs = append(errs, fmt.Errorf("threshold: want a probability in (0, 1], got %v", o.Threshold))
+	}
+	if o.Report != ReportCrossing && o.Report != ReportEvery {
+		errs = append(errs, fmt.Errorf("report: unknown value %q: valid values are %q and %q", o.Report, ReportCrossing, ReportEvery))
+	}
+	if o.Unknown != UnknownAlert && o.Unknown != UnknownPass {
+		errs = append(errs, fmt.Errorf("unknown_state: unknown value %q: valid values are %q and %q", o.Unknown, UnknownAlert, UnknownPass))
+	}
+	return errors.Join(errs...)
+}
+
+// Guard is a model with its property solved. It is immutable, so a
+// processor can swap in a new one while groups keep their Runs.
+type Guard struct {
+	opts    Options
+	model   *dtmc.Model
+	safety  *dtmc.Safety
+	mask    uint64 // the predicates' bits
+	unsafe  *formula.Formula
+	seen    []bool        // per state index: visited in the training data
+	monitor *dtmc.Monitor // response only
+}
+
+// New solves the property on the model. The property's formulas and the
+// unsafe formula must be over the model's predicates.
+func New(model *dtmc.Model, opts Options, sv *dtmc.Solver) (*Guard, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	safety, err := model.Solve(opts.Property, sv)
+	if err != nil {
+		return nil, fmt.Errorf("property: %w", err)
+	}
+	g := &Guard{opts: opts, model: model, safety: safety, monitor: safety.Monitor()}
+	n := len(model.Spec().Predicates)
+	g.mask = uint64(1)<<uint(n) - 1
+	if opts.Property.Unsafe != "" {
+		if g.unsafe, err = model.Formula(opts.Property.Unsafe); err != nil {
+			return nil, fmt.Errorf("unsafe: %w", err)
+		}
+	}
+	g.seen = make([]bool, len(model.States()))
+	for i := range g.seen {
+		g.seen[i] = model.Visits(i) > 0
+	}
+	return g, nil
+}
+
+// Model is the guard's model.
+func (g *Guard) Model() *dtmc.Model { return g.model }
+
+// Options are the guard's options.
+func (g *Guard) Options() Options { return g.opts }
+
+// Safety is the solved property.
+func (g *Guard) Safety() *dtmc.Safety { return g.safety }
+
+// PropertyName names the property in annotations and metrics.
+func (g *Guard) PropertyName() string { return string(g.opts.Property.Kind) }
+
+// Seen reports whether state i was visited in the training data.
+func (g *Guard) Seen(i int) bool { return g.seen[i] }
+
+// Run is one group's position: the response monitor's state and whether the
+// last scored event was below the threshold. The zero value is a fresh group.
+type Run struct {
+	q     dtmc.MonitorState
+	below bool
+}
+
+// Decision is what a Guard decides at one event.
+type Decision struct {
+	State dtmc.State
+	Index int  // the state's index in the model, -1 if outside its space
+	Known bool // the model saw the state in training
+	// Monitor is the response monitor's state after the event.
+	Monitor dtmc.MonitorState
+	// PSafe is the probability of staying safe from here; NaN when unknown.
+	PSafe float64
+	Below bool // PSafe < θ
+	// Violation: the unsafe state itself (or, for response, the monitor's
+	// violation) is reached.
+	Violation bool
+	// Report: the configuration asks for this event to be reported.
+	Report   bool
+	Evidence dtmc.Evidence
+}
+
+// Step decides at the next event of a group whose predicates have the
+// values bits. It does not allocate.
+func (g *Guard) Step(r *Run, bits uint64) Decision {
+	d := Decision{State: dtmc.State(bits & g.mask), Index: -1, PSafe: math.NaN()}
+	if g.monitor != nil {
+		r.q = g.monitor.Next(r.q, uint64(d.State))
+		d.Monitor = r.q
+	}
+	d.Violation = (g.unsafe != nil && g.unsafe.Eval(uint64(d.State))) || (g.monitor != nil && r.q == g.monitor.Viol())
+	i, ok := g.model.Index(d.State)
+	if ok {
+		d.Index, d.Known = i, g.seen[i]
+	}
+	if ok && (d.Known || d.Violation) {
+		d.PSafe, d.Evidence = g.score(i, r.q)
+		d.Below = d.PSafe < g.opts.Threshold
+	}
+	switch {
+	case d.Violation:
+		d.Report = true
+	case !d.Known:
+		d.Report = g.opts.Unknown == UnknownAlert
+		return d // the crossing state carries over an unknown state
+	case d.Below:
+		d.Report = g.opts.Report == ReportEvery || !r.below
+	}
+	r.below = d.Below
+	return d
+}
+
+func (g *Guard) score(i int, q dtmc.MonitorState) (float64, dtmc.Evidence) {
+	if g.monitor == nil {
+		return g.safety.PSafe(i), g.safety.Evidence(i)
+	}
+	return g.safety.PSafePair(i, q), g.safety.EvidencePair(i, q)
+}

@@ -1,0 +1,220 @@
+package guard
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/core/dtmc"
+)
+
+// The stove of spec V1/V2: bit 0 fork_on_burner, bit 1 knob_on.
+const (
+	s0, s1, s2, s3 = uint64(0b00), uint64(0b10), uint64(0b01), uint64(0b11)
+	stoveUnsafe    = "fork_on_burner and knob_on"
+)
+
+func stoveModel(t testing.TB) *dtmc.Model {
+	c := dtmc.NewCounts()
+	for range 30 {
+		st := []dtmc.State{0, 0, 0, 0, 0, 0, 0b10}
+		if err := c.AddTrace(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := dtmc.Learn(dtmc.Spec{Predicates: []string{"fork_on_burner", "knob_on"}, Rules: dtmc.Rules{MaxChanges: 1}, Unsafe: stoveUnsafe}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func newGuard(t testing.TB, m *dtmc.Model, opts Options) *Guard {
+	sv, err := dtmc.NewSolver(dtmc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(m, opts, sv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func stoveGuard(t testing.TB, threshold float64, report Report, unknown Unknown) *Guard {
+	return newGuard(t, stoveModel(t), Options{
+		Property:  dtmc.Property{Kind: dtmc.AlwaysSafe, Unsafe: stoveUnsafe},
+		Threshold: threshold, Report: report, Unknown: unknown,
+	})
+}
+
+func TestPSafeOfV1(t *testing.T) {
+	g := stoveGuard(t, 0.5, ReportCrossing, UnknownAlert)
+	var r Run
+	want := map[uint64]float64{s0: 335.0 / 349, s1: 338.0 / 349, s3: 0}
+	for _, bits := range []uint64{s0, s1, s3} {
+		d := g.Step(&r, bits)
+		if math.Abs(d.PSafe-want[bits]) > 1e-12 {
+			t.Errorf("P_safe(%s) = %.15f, want %.15f", g.StateName(d.State), d.PSafe, want[bits])
+		}
+	}
+}
+
+// With θ between P_safe(s0) ≈ 0.9599 and P_safe(s1) ≈ 0.9685, s0 is below
+// and s1 is not: crossing reports each return to s0, every reports each s0.
+func TestReportCrossingAndEvery(t *testing.T) {
+	seq := []uint64{s0, s0, s1, s0, s0}
+	for _, tc := range []struct {
+		report Report
+		want   []bool
+	}{
+		{ReportCrossing, []bool{true, false, false, true, false}},
+		{ReportEvery, []bool{true, true, false, true, true}},
+	} {
+		g := stoveGuard(t, 0.965, tc.report, UnknownAlert)
+		var r Run
+		for i, bits := range seq {
+			d := g.Step(&r, bits)
+			if d.Report != tc.want[i] || d.Below != (bits == s0) || !d.Known || d.Violation {
+				t.Errorf("%s: event %d: %+v", tc.report, i, d)
+			}
+		}
+	}
+}
+
+func TestUnknownStateIsNeverSafe(t *testing.T) {
+	for _, unknown := range []Unknown{UnknownAlert, UnknownPass} {
+		g := stoveGuard(t, 0.5, ReportCrossing, unknown)
+		var r Run
+		d := g.Step(&r, s2) // f1k0: in the space, never visited
+		if d.Known || !math.IsNaN(d.PSafe) || d.Below || d.Report != (unknown == UnknownAlert) {
+			t.Errorf("%s: %+v", unknown, d)
+		}
+		if got := g.Explain(d); !strings.Contains(got, "never seen") {
+			t.Errorf("explanation %q", got)
+		}
+	}
+}
+
+func TestViolationIsAlwaysReported(t *testing.T) {
+	g := stoveGuard(t, 0.1, ReportCrossing, UnknownPass)
+	var r Run
+	d := g.Step(&r, s3)
+	if !d.Violation || !d.Report || d.PSafe != 0 {
+		t.Fatalf("%+v", d)
+	}
+	span := ptrace.NewSpan()
+	g.Annotate(span, d, "g1")
+	if v, _ := span.Attributes().Get("agentguard.violation"); !v.Bool() {
+		t.Error("span not marked as a violation")
+	}
+}
+
+func TestEvidenceAndExplanation(t *testing.T) {
+	g := stoveGuard(t, 0.97, ReportCrossing, UnknownAlert)
+	var r Run
+	d := g.Step(&r, s1) // f0k1: the risk is fork onto the burner (to s3)
+	if g.StateName(g.Model().States()[d.Evidence.State]) != "11" || math.Abs(d.Evidence.Prob-1.0/34) > 1e-15 {
+		t.Fatalf("evidence %+v", d.Evidence)
+	}
+	want := "P(stay safe) = 0.9685 < 0.97 in state knob_on, not fork_on_burner; most likely way to unsafe: fork_on_burner becomes true, p = 0.02941"
+	if got := g.Explain(d); got != want {
+		t.Errorf("explanation\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestAnnotationAttributes(t *testing.T) {
+	g := stoveGuard(t, 0.97, ReportCrossing, UnknownAlert)
+	var r Run
+	d := g.Step(&r, s1)
+	span := ptrace.NewSpan()
+	g.Annotate(span, d, "conv-1")
+	if span.Events().Len() != 1 {
+		t.Fatalf("%d events", span.Events().Len())
+	}
+	got := span.Events().At(0).Attributes().AsRaw()
+	want := map[string]any{
+		"gen_ai.evaluation.name": "always_safe", "gen_ai.evaluation.score.label": "risk",
+		"gen_ai.evaluation.score.value": d.PSafe, "agentguard.check": "probguard", "agentguard.group": "conv-1",
+		"agentguard.state": "01", "agentguard.p_safe": d.PSafe, "agentguard.threshold": 0.97,
+		"agentguard.evidence.next_state": "11", "agentguard.evidence.probability": 1.0 / 34,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+	if holds := got["agentguard.state.holds"].([]any); len(holds) != 1 || holds[0] != "knob_on" {
+		t.Errorf("holds %v", holds)
+	}
+	if _, ok := span.Attributes().Get("agentguard.violation"); ok {
+		t.Error("a risk is not a violation")
+	}
+}
+
+func TestBoundedHorizon(t *testing.T) {
+	g := newGuard(t, stoveModel(t), Options{
+		Property:  dtmc.Property{Kind: dtmc.Bounded, Unsafe: stoveUnsafe, Horizon: 10},
+		Threshold: 0.5, Report: ReportCrossing, Unknown: UnknownAlert,
+	})
+	var r Run
+	if d := g.Step(&r, s0); math.Abs(d.PSafe-(1-0.0325200768)) > 1e-10 {
+		t.Errorf("bounded P_safe(s0) = %.12f", d.PSafe)
+	}
+}
+
+// Spec V3 learned by frequency: 00 → a (1); a → a (2/5), a → b (3/5). The
+// trigger holds in 00, the response in b, K = 2: P_safe = 3/5.
+func TestResponseProductV3(t *testing.T) {
+	const none, a, b = dtmc.State(0), dtmc.State(0b01), dtmc.State(0b10)
+	c := dtmc.NewCounts()
+	for _, tr := range [][]dtmc.State{{none, a, a, a, b}, {a, b}, {a, b}} {
+		if err := c.AddTrace(tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := dtmc.Learn(dtmc.Spec{Predicates: []string{"a", "b"}, Smoothing: dtmc.Smoothing{Mode: dtmc.Frequency}}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGuard(t, m, Options{
+		Property:  dtmc.Property{Kind: dtmc.Response, Trigger: "not a and not b", Response: "b", Within: 2},
+		Threshold: 0.7, Report: ReportCrossing, Unknown: UnknownAlert,
+	})
+	var r Run
+	steps := []struct {
+		bits              dtmc.State
+		psafe             float64
+		violation, report bool
+	}{{none, 3.0 / 5, false, true}, {a, 3.0 / 5, false, false}, {a, 0, true, true}}
+	for i, st := range steps {
+		d := g.Step(&r, uint64(st.bits))
+		if math.Abs(d.PSafe-st.psafe) > 1e-12 || d.Violation != st.violation || d.Report != st.report {
+			t.Errorf("event %d: %+v", i, d)
+		}
+	}
+	if got := g.Explain(g.Step(&Run{}, uint64(none))); !strings.Contains(got, "waiting for b, 2 events left") {
+		t.Errorf("explanation %q", got)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	err := Options{Threshold: 1.5, Report: "sometimes", Unknown: "ignore"}.Validate()
+	for _, want := range []string{"threshold", `report: unknown value "sometimes"`, `unknown_state: unknown value "ignore"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+}
+
+func BenchmarkStep(b *testing.B) {
+	g := stoveGuard(b, 0.7, ReportCrossing, UnknownAlert)
+	seq := []uint64{s0, s0, s1, s0, s1, s1}
+	var r Run
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		g.Step(&r, seq[i%len(seq)])
+	}
+}
