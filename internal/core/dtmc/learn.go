@@ -21,8 +21,8 @@ const (
 
 // Smoothing configures estimation. The zero value is Laplace with α = 1.
 type Smoothing struct {
-	Mode  SmoothingMode `json:"mode"`
-	Alpha float64       `json:"alpha,omitempty"` // Laplace only; default 1
+	Mode  SmoothingMode `json:"mode" mapstructure:"mode"`
+	Alpha float64       `json:"alpha,omitempty" mapstructure:"alpha"` // Laplace only; default 1
 }
 
 func (s Smoothing) withDefaults() (Smoothing, error) {
@@ -299,6 +299,22 @@ func (m *Model) Label(f *formula.Formula) []bool {
 // Formula parses a formula over the model's predicates.
 func (m *Model) Formula(src string) (*formula.Formula, error) {
 	return formula.Parse(src, m.spec.Predicates)
+}
+
+// Disallowed says why the model's state space or rules exclude the move
+// from → to, or "" if they allow it: a learner of live traffic skips such a
+// pair (and counts it) where learning would reject the whole table.
+func (m *Model) Disallowed(from, to State) string {
+	n := len(m.spec.Predicates)
+	switch {
+	case from == End:
+		return "nothing leaves end"
+	case !m.valid.stateOK(from):
+		return fmt.Sprintf("%s violates valid_states", from.Name(n))
+	case m.valid.isAbsorbing(from):
+		return "" // counted, and ignored: an absorbing row is fixed
+	}
+	return m.valid.move(from, to)
 }
 
 // Unsafe is the model's unsafe formula, nil if it has none.

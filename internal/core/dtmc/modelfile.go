@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 )
 
@@ -285,4 +287,31 @@ func (m *Model) StateNames() []string {
 		names[i] = m.StateName(i)
 	}
 	return names
+}
+
+// WriteFile writes the model file at path atomically: into a temporary file
+// beside it, synced, then renamed over it, so that a reader or a crash never
+// sees a torn file.
+func (m *Model) WriteFile(path string) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = m.WriteJSON(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

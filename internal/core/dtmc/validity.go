@@ -11,18 +11,18 @@ import (
 type Rules struct {
 	// MaxChanges is the most predicates that change in one step; 0 means no
 	// limit (the paper's household domain uses 1).
-	MaxChanges int `json:"max_changes,omitempty"`
+	MaxChanges int `json:"max_changes,omitempty" mapstructure:"max_changes"`
 	// Irreversible predicates never turn back: once true they stay true
 	// (broken, sliced).
-	Irreversible []string `json:"irreversible,omitempty"`
+	Irreversible []string `json:"irreversible,omitempty" mapstructure:"irreversible"`
 	// Forbidden lists transitions that cannot happen, as [from, to] state
 	// names.
-	Forbidden [][2]string `json:"forbidden,omitempty"`
+	Forbidden [][2]string `json:"forbidden,omitempty" mapstructure:"forbidden"`
 	// Absorbing is a formula; the states satisfying it never leave.
-	Absorbing string `json:"absorbing,omitempty"`
+	Absorbing string `json:"absorbing,omitempty" mapstructure:"absorbing"`
 	// ValidStates is a formula; only states satisfying it can occur.
 	// Empty means every valuation.
-	ValidStates string `json:"valid_states,omitempty"`
+	ValidStates string `json:"valid_states,omitempty" mapstructure:"valid_states"`
 }
 
 // validity is Rules compiled against the predicates.

@@ -82,9 +82,24 @@ func (s *Source) Groups(tds []ptrace.Traces) (groups []Group, errs int) {
 	for _, td := range tds {
 		td.ResourceSpans().MoveAndAppendTo(all.ResourceSpans())
 	}
+	return s.groups(all, func(string) *predicate.Latch {
+		l := s.set.NewLatch()
+		return &l
+	}), s.takeErrors()
+}
+
+// Continue returns the groups of a chunk of traces (a released trace, or
+// late spans of several), each group's events in order, its latches carried
+// over from the group's earlier chunks: for a processor that scores a group
+// as its spans come. Each group's latches are kept until Forget.
+func (s *Source) Continue(td ptrace.Traces) (groups []Group, errs int) {
+	return s.groups(td, s.openLatch), s.takeErrors()
+}
+
+func (s *Source) groups(td ptrace.Traces, latch func(key string) *predicate.Latch) []Group {
 	var keys []string
 	byKey := map[string][][]sequence.Event{}
-	for _, tr := range sequence.Split(all, s.classify, s.groupBy) {
+	for _, tr := range sequence.Split(td, s.classify, s.groupBy) {
 		key := tr.ID.String()
 		if tr.GroupFound {
 			key = tr.Group
@@ -95,13 +110,14 @@ func (s *Source) Groups(tds []ptrace.Traces) (groups []Group, errs int) {
 		byKey[key] = append(byKey[key], tr.Events)
 	}
 	slices.Sort(keys)
+	groups := make([]Group, 0, len(keys))
 	for _, key := range keys {
 		evs := sequence.Merge(byKey[key]...)
-		latch := s.set.NewLatch()
-		sequence.Fold(evs, func(sig uint64) uint64 { return uint64(latch.Step(predicate.Signals(sig))) })
+		l := latch(key)
+		sequence.Fold(evs, func(sig uint64) uint64 { return uint64(l.Step(predicate.Signals(sig))) })
 		groups = append(groups, Group{Key: key, Events: evs})
 	}
-	return groups, s.takeErrors()
+	return groups
 }
 
 func (s *Source) takeErrors() int {
@@ -117,6 +133,11 @@ func (s *Source) latch(key string) *predicate.Latch {
 		l := s.set.NewLatch()
 		return &l
 	}
+	return s.openLatch(key)
+}
+
+// openLatch is the kept latch state of a group, made on first use.
+func (s *Source) openLatch(key string) *predicate.Latch {
 	l, ok := s.latches[key]
 	if !ok {
 		nl := s.set.NewLatch()

@@ -20,9 +20,11 @@ type Report string
 
 const (
 	// ReportCrossing reports the first event of a group below θ and each
-	// later one that comes after an event at or above θ.
+	// later one that comes after an event at or above θ; and the unsafe
+	// state when it is entered.
 	ReportCrossing Report = "crossing"
-	// ReportEvery reports every event below θ.
+	// ReportEvery reports every event below θ, and every event in the
+	// unsafe state.
 	ReportEvery Report = "every"
 )
 
@@ -114,8 +116,9 @@ func (g *Guard) Seen(i int) bool { return g.seen[i] }
 // Run is one group's position: the response monitor's state and whether the
 // last scored event was below the threshold. The zero value is a fresh group.
 type Run struct {
-	q     dtmc.MonitorState
-	below bool
+	q         dtmc.MonitorState
+	below     bool // the last scored event was below θ
+	violating bool // the last event was a violation
 }
 
 // Decision is what a Guard decides at one event.
@@ -153,9 +156,11 @@ func (g *Guard) Step(r *Run, bits uint64) Decision {
 		d.PSafe, d.Evidence = g.score(i, r.q)
 		d.Below = d.PSafe < g.opts.Threshold
 	}
+	wasViolating := r.violating
+	r.violating = d.Violation
 	switch {
 	case d.Violation:
-		d.Report = true
+		d.Report = g.opts.Report == ReportEvery || !wasViolating
 	case !d.Known:
 		d.Report = g.opts.Unknown == UnknownAlert
 		return d // the crossing state carries over an unknown state

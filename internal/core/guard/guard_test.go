@@ -218,3 +218,21 @@ func BenchmarkStep(b *testing.B) {
 		g.Step(&r, seq[i%len(seq)])
 	}
 }
+
+// Staying in the unsafe state is one violation with crossing, one an event
+// with every; leaving and re-entering is a new one.
+func TestViolationReportedOnEntry(t *testing.T) {
+	seq := []uint64{s3, s3, s1, s3}
+	for report, want := range map[Report][]bool{
+		ReportCrossing: {true, false, false, true},
+		ReportEvery:    {true, true, false, true},
+	} {
+		g := stoveGuard(t, 0.5, report, UnknownAlert)
+		var r Run
+		for i, bits := range seq {
+			if d := g.Step(&r, bits); d.Report != want[i] {
+				t.Errorf("%s: event %d: %+v", report, i, d)
+			}
+		}
+	}
+}

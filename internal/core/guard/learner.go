@@ -1,0 +1,74 @@
+package guard
+
+import (
+	"fmt"
+
+	"github.com/agentguard/agentguard/internal/core/dtmc"
+)
+
+// Learner counts the moves of runs, event by event, into a count table:
+// online learning and agentguard learn count through it, so they agree.
+// A move the rules forbid is skipped and reported rather than failing the
+// whole table, as dtmc.Learn would. It is not safe for concurrent use.
+type Learner struct {
+	rules  *dtmc.Model // an empty model of the spec: its rules and state space
+	mask   uint64
+	counts *dtmc.Counts
+}
+
+// Path is one run's place in learning. The zero value is a run not begun.
+type Path struct {
+	last    dtmc.State
+	started bool
+}
+
+// NewLearner returns a learner under the spec, with an empty table.
+func NewLearner(spec dtmc.Spec) (*Learner, error) {
+	rules, err := dtmc.Learn(spec, dtmc.NewCounts())
+	if err != nil {
+		return nil, err
+	}
+	return &Learner{rules: rules, mask: uint64(1)<<uint(len(spec.Predicates)) - 1, counts: dtmc.NewCounts()}, nil
+}
+
+// Step counts the run's next event, whose predicates have the values bits.
+// It returns why the move was not counted, or "".
+func (l *Learner) Step(p *Path, bits uint64) string {
+	s := dtmc.State(bits & l.mask)
+	from, started := p.last, p.started
+	p.last, p.started = s, true
+	if !started {
+		// s → end is allowed exactly when s may occur at all.
+		if why := l.rules.Disallowed(s, dtmc.End); why != "" {
+			return "start: " + why
+		}
+		l.counts.AddStarts(s, 1)
+		return ""
+	}
+	if why := l.rules.Disallowed(from, s); why != "" {
+		return fmt.Sprintf("%s → %s: %s", l.name(from), l.name(s), why)
+	}
+	l.counts.Add(from, s, 1)
+	return ""
+}
+
+// End counts the run's move to the end state; a run without events counts
+// nothing.
+func (l *Learner) End(p *Path) {
+	if p.started && l.rules.Disallowed(p.last, dtmc.End) == "" {
+		l.counts.Add(p.last, dtmc.End, 1)
+	}
+	*p = Path{}
+}
+
+// Counts is the table counted so far (not a copy).
+func (l *Learner) Counts() *dtmc.Counts { return l.counts }
+
+// Snapshot is a copy of the table.
+func (l *Learner) Snapshot() *dtmc.Counts {
+	c := dtmc.NewCounts()
+	c.Merge(l.counts)
+	return c
+}
+
+func (l *Learner) name(s dtmc.State) string { return s.Name(len(l.rules.Spec().Predicates)) }

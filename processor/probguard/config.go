@@ -1,0 +1,238 @@
+package probguard
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/agentguard/agentguard/internal/core/dtmc"
+	"github.com/agentguard/agentguard/internal/core/formula"
+	"github.com/agentguard/agentguard/internal/core/guard"
+	"github.com/agentguard/agentguard/internal/core/predicate"
+	"github.com/agentguard/agentguard/internal/core/sequence"
+)
+
+// Config of the probguard processor.
+type Config struct {
+	// Predicates (the abstraction: predicate i is bit i of the state) and the
+	// events condition, with temporalcheck's syntax, latched ones included.
+	predicate.Config `mapstructure:",squash"`
+	// GroupBy is trace_id (default), conversation, or an attribute key, as
+	// for temporalcheck.
+	GroupBy string `mapstructure:"group_by"`
+	// ValidTransitions are the domain rules learning respects (max_changes,
+	// irreversible, forbidden, absorbing, valid_states).
+	ValidTransitions dtmc.Rules `mapstructure:"valid_transitions"`
+	// Smoothing is how learning (agentguard learn, and learn below) estimates
+	// probabilities: laplace (default, alpha 1) or frequency.
+	Smoothing dtmc.Smoothing `mapstructure:"smoothing"`
+	// Unsafe is a formula over the predicates: the states to stay out of.
+	Unsafe string `mapstructure:"unsafe"`
+	// Property: always_safe (default), {bounded: {horizon: k}} or
+	// {response: {trigger, response, within}}.
+	Property Property `mapstructure:"property"`
+	// Model is the JSON model file learned with agentguard learn, over the
+	// same predicates and valid_transitions. Without it (learn set) the
+	// processor only learns.
+	Model string `mapstructure:"model"`
+	// Threshold θ: an event whose P(stay safe) is below it is reported.
+	Threshold float64 `mapstructure:"threshold"`
+	// Report: crossing (default) or every.
+	Report guard.Report `mapstructure:"report"`
+	// UnknownState: alert (default) or pass, for a state the model never saw.
+	UnknownState guard.Unknown `mapstructure:"unknown_state"`
+	// Learn also learns from the live traffic.
+	Learn *LearnConfig `mapstructure:"learn"`
+
+	// Wait: a trace is scored this long after its last new span (default
+	// 2s); spans of it that come later are scored as the continuation of its
+	// group, so a small wait gives early warnings without losing order
+	// within a batch.
+	Wait time.Duration `mapstructure:"wait"`
+	// RootWait: ... or this long after its root span arrived (default 500ms;
+	// 0: Wait only).
+	RootWait time.Duration `mapstructure:"root_wait"`
+	// GroupTimeout: a group ends this long after its last event (default
+	// 1m): its run ends (learning counts the move to end) and its state is
+	// dropped.
+	GroupTimeout time.Duration `mapstructure:"group_timeout"`
+	// MaxTraces held at once (default 100000); past it the oldest trace is
+	// scored early. It also bounds the open groups.
+	MaxTraces int `mapstructure:"max_traces"`
+	// MaxSpansPerTrace held per trace (default 10000).
+	MaxSpansPerTrace int `mapstructure:"max_spans_per_trace"`
+}
+
+// LearnConfig is online learning.
+type LearnConfig struct {
+	// Output is the model file written (atomically) from the live traffic's
+	// counts alone, so that the files of several collectors merge with
+	// agentguard learn --merge.
+	Output string `mapstructure:"output"`
+	// Every is how often it is written (0: the default, 1m), and once at
+	// shutdown.
+	Every time.Duration `mapstructure:"every"`
+	// Serve: the served model becomes model's counts plus the live counts at
+	// every write. Default false: the served model never changes.
+	Serve bool `mapstructure:"serve"`
+}
+
+// interval is how often the learned model is written.
+func (l *LearnConfig) interval() time.Duration {
+	if l.Every == 0 {
+		return time.Minute
+	}
+	return l.Every
+}
+
+func createDefaultConfig() *Config {
+	return &Config{
+		GroupBy:          sequence.ByTraceID,
+		Property:         Property{Kind: dtmc.AlwaysSafe},
+		Threshold:        0.7,
+		Report:           guard.ReportCrossing,
+		UnknownState:     guard.UnknownAlert,
+		Wait:             2 * time.Second,
+		RootWait:         500 * time.Millisecond,
+		GroupTimeout:     time.Minute,
+		MaxTraces:        100_000,
+		MaxSpansPerTrace: 10_000,
+	}
+}
+
+// Validate checks the configuration and the model file against it; OTTL
+// syntax is checked when the processor is created.
+func (c *Config) Validate() error {
+	errs := []error{c.validateShape(), c.guardOptions().Validate(), c.validateFormulas()}
+	if c.Model == "" && c.Learn == nil {
+		errs = append(errs, errors.New("model: required (a file learned with agentguard learn), unless learn is set"))
+	}
+	if c.Model != "" {
+		if _, err := c.loadModel(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) validateShape() error {
+	var errs []error
+	if len(c.Predicates) == 0 {
+		errs = append(errs, errors.New("predicates: at least one predicate is required"))
+	}
+	if len(c.Predicates) > dtmc.MaxPredicates {
+		errs = append(errs, fmt.Errorf("predicates: %d declared, at most %d", len(c.Predicates), dtmc.MaxPredicates))
+	}
+	if c.GroupBy == "" {
+		errs = append(errs, errors.New(`group_by: must be "trace_id", "conversation" or an attribute key`))
+	}
+	if c.Learn != nil {
+		if c.Learn.Output == "" {
+			errs = append(errs, errors.New("learn.output: required"))
+		}
+		errs = append(errs, nonNegative("learn.every", c.Learn.Every))
+	}
+	errs = append(errs, positive("wait", c.Wait), nonNegative("root_wait", c.RootWait), positive("group_timeout", c.GroupTimeout))
+	for name, v := range map[string]int{"max_traces": c.MaxTraces, "max_spans_per_trace": c.MaxSpansPerTrace} {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be positive, got %d", name, v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateFormulas parses unsafe and the property's formulas over the
+// predicates, and learns an empty model to check the rules.
+func (c *Config) validateFormulas() error {
+	names := c.predicateNames()
+	var errs []error
+	if err := c.Property.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	check := func(field, src string) {
+		if _, err := formula.Parse(src, names); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", field, err))
+		}
+	}
+	if c.Unsafe == "" && c.Property.Kind != dtmc.Response {
+		errs = append(errs, fmt.Errorf("unsafe: required by property %s", c.Property.Kind))
+	} else if c.Unsafe != "" {
+		check("unsafe", c.Unsafe)
+	}
+	if c.Property.Kind == dtmc.Response {
+		check("property response: trigger", c.Property.Trigger)
+		check("property response: response", c.Property.Response)
+	}
+	rulesOnly := c.spec()
+	rulesOnly.Unsafe = "" // reported above
+	if _, err := dtmc.Learn(rulesOnly, dtmc.NewCounts()); err != nil && len(names) <= dtmc.MaxPredicates {
+		errs = append(errs, fmt.Errorf("valid_transitions: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) predicateNames() []string {
+	names := make([]string, len(c.Predicates))
+	for i, p := range c.Predicates {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// spec is what models are learned under: agentguard learn and learn use it,
+// and a model file must match it.
+func (c *Config) spec() dtmc.Spec {
+	return dtmc.Spec{Predicates: c.predicateNames(), Smoothing: c.Smoothing, Rules: c.ValidTransitions, Unsafe: c.Unsafe}
+}
+
+func (c *Config) guardOptions() guard.Options {
+	return guard.Options{Property: c.Property.solved(c.Unsafe), Threshold: c.Threshold, Report: c.Report, Unknown: c.UnknownState}
+}
+
+// loadModel reads the model file and checks that it was learned under this
+// abstraction: the same predicates in the same order, the same rules.
+func (c *Config) loadModel() (*dtmc.Model, error) {
+	f, err := os.Open(c.Model)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	defer f.Close()
+	m, err := dtmc.ReadModel(f, c.Model)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	return m, c.matches(m)
+}
+
+// matches reports how a model's abstraction differs from the config's.
+func (c *Config) matches(m *dtmc.Model) error {
+	got, want := m.Spec(), c.spec()
+	if !slices.Equal(got.Predicates, want.Predicates) {
+		return fmt.Errorf("model %s: learned over the predicates %v, but the configuration declares %v: learn it again with agentguard learn --config", c.Model, got.Predicates, want.Predicates)
+	}
+	if !rulesEqual(got.Rules, want.Rules) {
+		return fmt.Errorf("model %s: learned under valid_transitions %+v, but the configuration says %+v", c.Model, got.Rules, want.Rules)
+	}
+	return nil
+}
+
+func rulesEqual(a, b dtmc.Rules) bool {
+	return a.MaxChanges == b.MaxChanges && a.Absorbing == b.Absorbing && a.ValidStates == b.ValidStates &&
+		slices.Equal(a.Irreversible, b.Irreversible) && slices.Equal(a.Forbidden, b.Forbidden)
+}
+
+func positive(field string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%s: must be a positive duration, got %v", field, d)
+	}
+	return nil
+}
+
+func nonNegative(field string, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%s: must not be negative, got %v", field, d)
+	}
+	return nil
+}

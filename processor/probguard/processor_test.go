@@ -1,0 +1,227 @@
+package probguard
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentguard/agentguard/internal/core/dtmc"
+	"github.com/agentguard/agentguard/internal/core/guard"
+)
+
+func stoveConfig(t *testing.T) *Config {
+	cfg, err := loadConfig(t, "stove")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// θ = 0.965 lies between P_safe(s0) ≈ 0.9599 and P_safe(s1) ≈ 0.9685: the
+// first event is a risk; turning the stove on is not; the fork on the burner
+// with the knob on is the unsafe state; knob off with the fork on the burner
+// was never seen in training.
+func TestAnnotatesTheRightSpans(t *testing.T) {
+	p, sink := newTestProcessor(t, stoveConfig(t), nopSettings())
+	in := feed(t, p, stoveTrace(0, "",
+		step{tool: "look"}, step{tool: "look"}, step{tool: "turn_on_stove"},
+		step{tool: "stir", fork: true}, step{tool: "turn_off_stove", fork: true}))
+	shutdown(t, p)
+	if out := spanCount(sink); out != in {
+		t.Fatalf("%d spans in, %d out", in, out)
+	}
+	want := []string{
+		"execute_tool look risk 00 0.9599",
+		"execute_tool stir risk 11 0.0000 violation",
+		"execute_tool turn_off_stove unknown_state 10",
+	}
+	if got := annotations(sink); !slices.Equal(got, want) {
+		t.Errorf("annotations\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestExplanationOnTheSpan(t *testing.T) {
+	cfg := stoveConfig(t)
+	cfg.Threshold = 0.97
+	p, sink := newTestProcessor(t, cfg, nopSettings())
+	feed(t, p, stoveTrace(0, "", step{tool: "turn_on_stove"}))
+	shutdown(t, p)
+	span := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
+	a := span.Events().At(0).Attributes().AsRaw()
+	want := "P(stay safe) = 0.9685 < 0.97 in state knob_on, not fork_on_burner; most likely way to unsafe: fork_on_burner becomes true, p = 0.02941"
+	if a["gen_ai.evaluation.explanation"] != want || a["gen_ai.evaluation.name"] != "always_safe" || a["agentguard.evidence.next_state"] != "11" {
+		t.Errorf("event attributes %v", a)
+	}
+	if math.Abs(a["gen_ai.evaluation.score.value"].(float64)-338.0/349) > 1e-12 || a["agentguard.threshold"] != 0.97 {
+		t.Errorf("score %v", a["gen_ai.evaluation.score.value"])
+	}
+}
+
+func TestReportEveryAndUnknownPass(t *testing.T) {
+	cfg := stoveConfig(t)
+	cfg.Report, cfg.UnknownState = guard.ReportEvery, guard.UnknownPass
+	p, sink := newTestProcessor(t, cfg, nopSettings())
+	feed(t, p, stoveTrace(0, "", step{tool: "look"}, step{tool: "look"}, step{tool: "look", fork: true}))
+	shutdown(t, p)
+	want := []string{"execute_tool look risk 00 0.9599", "execute_tool look risk 00 0.9599"}
+	if got := annotations(sink); !slices.Equal(got, want) {
+		t.Errorf("annotations %q, want %q", got, want)
+	}
+}
+
+// A latched predicate holds across the traces of a conversation: the knob
+// turned on in the first turn is still on when the fork goes on the burner
+// in the second.
+func TestLatchedAcrossTracesOfAConversation(t *testing.T) {
+	cfg := stoveConfig(t)
+	cfg.GroupBy = "conversation"
+	p, sink := newTestProcessor(t, cfg, nopSettings())
+	feed(t, p, stoveTrace(0, "conv-1", step{tool: "turn_on_stove"}))
+	p.forward(t.Context(), p.expireAt(time.Now().Add(5 * time.Second)))
+	feed(t, p, stoveTrace(1, "conv-1", step{tool: "stir", fork: true}))
+	shutdown(t, p)
+	want := []string{"execute_tool stir risk 11 0.0000 violation"}
+	if got := annotations(sink); !slices.Equal(got, want) {
+		t.Errorf("annotations %q, want %q", got, want)
+	}
+}
+
+// Spans that come after their trace was scored continue its group: the
+// latch and the crossing state carry over, and nothing is lost.
+func TestLateSpansContinueTheirGroup(t *testing.T) {
+	p, sink := newTestProcessor(t, stoveConfig(t), nopSettings())
+	whole := stoveTrace(0, "", step{tool: "turn_on_stove"}, step{tool: "stir", fork: true})
+	first, rest := splitAfter(whole, 2) // the root and turn_on_stove
+	in := feed(t, p, first)
+	p.forward(t.Context(), p.expireAt(time.Now().Add(5 * time.Second)))
+	in += feed(t, p, rest)
+	shutdown(t, p)
+	if out := spanCount(sink); out != in {
+		t.Fatalf("%d spans in, %d out", in, out)
+	}
+	want := []string{"execute_tool stir risk 11 0.0000 violation"}
+	if got := annotations(sink); !slices.Equal(got, want) {
+		t.Errorf("annotations %q, want %q", got, want)
+	}
+}
+
+func TestResponseProperty(t *testing.T) {
+	cfg, err := loadConfig(t, "response")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Threshold = 0.99
+	p, sink := newTestProcessor(t, cfg, nopSettings())
+	steps := []step{{tool: "turn_on_stove"}}
+	for range 6 {
+		steps = append(steps, step{tool: "look"})
+	}
+	feed(t, p, stoveTrace(0, "", steps...))
+	shutdown(t, p)
+	got := annotations(sink)
+	if len(got) != 2 || !strings.HasPrefix(got[0], "execute_tool turn_on_stove risk 01") || !strings.HasSuffix(got[1], "violation") {
+		t.Fatalf("annotations %q", got)
+	}
+	span := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(6) // the fifth look: within 5 passed
+	if v, ok := span.Attributes().Get("agentguard.violation"); !ok || !v.Bool() {
+		t.Errorf("violation not on the sixth look: %v", span.Attributes().AsRaw())
+	}
+}
+
+// Learning only: the 30 traces of spec V2 through the processor give the
+// model of spec V1, written atomically at shutdown.
+func TestOnlineLearningWritesTheV2Model(t *testing.T) {
+	cfg, err := loadConfig(t, "learn_only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg.Learn.Output = filepath.Join(dir, "online.json")
+	p, sink := newTestProcessor(t, cfg, nopSettings())
+	for n := range 30 {
+		feed(t, p, v2Trace(n))
+	}
+	shutdown(t, p)
+	if len(annotations(sink)) != 0 {
+		t.Errorf("learning only annotated %q", annotations(sink))
+	}
+	m := readModel(t, cfg.Learn.Output)
+	if !m.Counts().Equal(stoveModel(t).Counts()) {
+		t.Errorf("counts %v", m.Counts().Pairs())
+	}
+	if ps := psafe(t, m, 0); math.Abs(ps-335.0/349) > 1e-12 {
+		t.Errorf("P_safe(s0) = %.15f, want 335/349", ps)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("files left beside the model: %v", entries)
+	}
+}
+
+// A failed write leaves the previous file intact and is counted.
+func TestFailedWriteKeepsThePreviousModel(t *testing.T) {
+	cfg, err := loadConfig(t, "learn_only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Learn.Output = filepath.Join(t.TempDir(), "missing-dir", "online.json")
+	p, _ := newTestProcessor(t, cfg, nopSettings())
+	feed(t, p, v2Trace(0))
+	shutdown(t, p)
+	if _, err := os.Stat(cfg.Learn.Output); !os.IsNotExist(err) {
+		t.Errorf("a file appeared: %v", err)
+	}
+}
+
+// With serve, the served model becomes the file's counts plus the live
+// ones: s2 (fork on the burner, knob off), unknown before, is known after.
+func TestServeSwapsInTheLearnedModel(t *testing.T) {
+	cfg := stoveConfig(t)
+	cfg.Learn = &LearnConfig{Output: filepath.Join(t.TempDir(), "online.json"), Serve: true}
+	p, _ := newTestProcessor(t, cfg, nopSettings())
+	feed(t, p, stoveTrace(0, "", step{tool: "look", fork: true}))
+	p.forward(t.Context(), p.expireAt(time.Now().Add(2*time.Minute))) // scored, and its group ended
+	if d := p.served.guard.Step(&guard.Run{}, 0b01); d.Known {
+		t.Fatal("s2 known before learning")
+	}
+	p.learner.written = time.Time{} // due
+	p.maybeLearn(t.Context(), false)
+	if d := p.served.guard.Step(&guard.Run{}, 0b01); !d.Known {
+		t.Error("s2 still unknown after serving the learned model")
+	}
+	if got := p.served.guard.Model().Counts().Traces(); got != 31 {
+		t.Errorf("served model of %d traces, want 30 + 1", got)
+	}
+	shutdown(t, p)
+}
+
+func readModel(t *testing.T, path string) *dtmc.Model {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := dtmc.ReadModel(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func stoveModel(t *testing.T) *dtmc.Model { return readModel(t, filepath.Join("testdata", "stove.json")) }
+
+func psafe(t *testing.T, m *dtmc.Model, s dtmc.State) float64 {
+	t.Helper()
+	sv, _ := dtmc.NewSolver(dtmc.Options{})
+	sf, err := m.Solve(dtmc.Property{Kind: dtmc.AlwaysSafe, Unsafe: "fork_on_burner and knob_on"}, sv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, _ := m.Index(s)
+	return sf.PSafe(i)
+}
