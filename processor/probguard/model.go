@@ -64,7 +64,6 @@ func newOnlineLearner(cfg *Config) (*onlineLearner, error) {
 	return &onlineLearner{Learner: l, written: time.Now()}, nil
 }
 
-
 // maybeLearn writes the learned model when it is due (always when final),
 // and with learn.serve swaps the served model for the model of the file's
 // counts plus the live ones. Learning and solving run outside the lock.

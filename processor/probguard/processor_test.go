@@ -81,7 +81,7 @@ func TestLatchedAcrossTracesOfAConversation(t *testing.T) {
 	cfg.GroupBy = "conversation"
 	p, sink := newTestProcessor(t, cfg, nopSettings())
 	feed(t, p, stoveTrace(0, "conv-1", step{tool: "turn_on_stove"}))
-	p.forward(t.Context(), p.expireAt(time.Now().Add(5 * time.Second)))
+	p.forward(t.Context(), p.expireAt(time.Now().Add(5*time.Second)))
 	feed(t, p, stoveTrace(1, "conv-1", step{tool: "stir", fork: true}))
 	shutdown(t, p)
 	want := []string{"execute_tool stir risk 11 0.0000 violation"}
@@ -97,7 +97,7 @@ func TestLateSpansContinueTheirGroup(t *testing.T) {
 	whole := stoveTrace(0, "", step{tool: "turn_on_stove"}, step{tool: "stir", fork: true})
 	first, rest := splitAfter(whole, 2) // the root and turn_on_stove
 	in := feed(t, p, first)
-	p.forward(t.Context(), p.expireAt(time.Now().Add(5 * time.Second)))
+	p.forward(t.Context(), p.expireAt(time.Now().Add(5*time.Second)))
 	in += feed(t, p, rest)
 	shutdown(t, p)
 	if out := spanCount(sink); out != in {
@@ -213,7 +213,9 @@ func readModel(t *testing.T, path string) *dtmc.Model {
 	return m
 }
 
-func stoveModel(t *testing.T) *dtmc.Model { return readModel(t, filepath.Join("testdata", "stove.json")) }
+func stoveModel(t *testing.T) *dtmc.Model {
+	return readModel(t, filepath.Join("testdata", "stove.json"))
+}
 
 func psafe(t *testing.T, m *dtmc.Model, s dtmc.State) float64 {
 	t.Helper()
