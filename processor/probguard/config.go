@@ -105,16 +105,22 @@ func createDefaultConfig() *Config {
 // Validate checks the configuration and the model file against it; OTTL
 // syntax is checked when the processor is created.
 func (c *Config) Validate() error {
-	errs := []error{c.validateShape(), c.guardOptions().Validate(), c.validateFormulas()}
+	errs := []error{c.ValidateAbstraction()}
 	if c.Model == "" && c.Learn == nil {
 		errs = append(errs, errors.New("model: required (a file learned with agentguard learn), unless learn is set"))
 	}
 	if c.Model != "" {
-		if _, err := c.loadModel(); err != nil {
+		if _, err := c.LoadModel(); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ValidateAbstraction checks everything but the model file: what learning a
+// model for this configuration needs.
+func (c *Config) ValidateAbstraction() error {
+	return errors.Join(c.validateShape(), c.GuardOptions().Validate(), c.validateFormulas())
 }
 
 func (c *Config) validateShape() error {
@@ -165,7 +171,7 @@ func (c *Config) validateFormulas() error {
 		check("property response: trigger", c.Property.Trigger)
 		check("property response: response", c.Property.Response)
 	}
-	rulesOnly := c.spec()
+	rulesOnly := c.Spec()
 	rulesOnly.Unsafe = "" // reported above
 	if _, err := dtmc.Learn(rulesOnly, dtmc.NewCounts()); err != nil && len(names) <= dtmc.MaxPredicates {
 		errs = append(errs, fmt.Errorf("valid_transitions: %w", err))
@@ -181,19 +187,20 @@ func (c *Config) predicateNames() []string {
 	return names
 }
 
-// spec is what models are learned under: agentguard learn and learn use it,
+// Spec is what models are learned under: agentguard learn and learn use it,
 // and a model file must match it.
-func (c *Config) spec() dtmc.Spec {
+func (c *Config) Spec() dtmc.Spec {
 	return dtmc.Spec{Predicates: c.predicateNames(), Smoothing: c.Smoothing, Rules: c.ValidTransitions, Unsafe: c.Unsafe}
 }
 
-func (c *Config) guardOptions() guard.Options {
+// GuardOptions are how events are decided.
+func (c *Config) GuardOptions() guard.Options {
 	return guard.Options{Property: c.Property.solved(c.Unsafe), Threshold: c.Threshold, Report: c.Report, Unknown: c.UnknownState}
 }
 
-// loadModel reads the model file and checks that it was learned under this
+// LoadModel reads the model file and checks that it was learned under this
 // abstraction: the same predicates in the same order, the same rules.
-func (c *Config) loadModel() (*dtmc.Model, error) {
+func (c *Config) LoadModel() (*dtmc.Model, error) {
 	f, err := os.Open(c.Model)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
@@ -203,17 +210,18 @@ func (c *Config) loadModel() (*dtmc.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	return m, c.matches(m)
+	return m, c.Matches(m, c.Model)
 }
 
-// matches reports how a model's abstraction differs from the config's.
-func (c *Config) matches(m *dtmc.Model) error {
-	got, want := m.Spec(), c.spec()
+// Matches reports how a model's abstraction differs from the config's: the
+// predicates, in order, and the rules must be the same.
+func (c *Config) Matches(m *dtmc.Model, name string) error {
+	got, want := m.Spec(), c.Spec()
 	if !slices.Equal(got.Predicates, want.Predicates) {
-		return fmt.Errorf("model %s: learned over the predicates %v, but the configuration declares %v: learn it again with agentguard learn --config", c.Model, got.Predicates, want.Predicates)
+		return fmt.Errorf("model %s: learned over the predicates %v, but the configuration declares %v: learn it again with agentguard learn --config", name, got.Predicates, want.Predicates)
 	}
 	if !rulesEqual(got.Rules, want.Rules) {
-		return fmt.Errorf("model %s: learned under valid_transitions %+v, but the configuration says %+v", c.Model, got.Rules, want.Rules)
+		return fmt.Errorf("model %s: learned under valid_transitions %+v, but the configuration says %+v", name, got.Rules, want.Rules)
 	}
 	return nil
 }

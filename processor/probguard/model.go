@@ -26,7 +26,7 @@ type servedModel struct {
 
 // loadServed reads, checks and solves the configured model.
 func loadServed(cfg *Config) (*servedModel, error) {
-	m, err := cfg.loadModel()
+	m, err := cfg.LoadModel()
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func solve(cfg *Config, m *dtmc.Model) (*guard.Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return guard.New(m, cfg.guardOptions(), sv)
+	return guard.New(m, cfg.GuardOptions(), sv)
 }
 
 // onlineLearner counts the live traffic.
@@ -57,7 +57,7 @@ type onlineLearner struct {
 }
 
 func newOnlineLearner(cfg *Config) (*onlineLearner, error) {
-	l, err := guard.NewLearner(cfg.spec())
+	l, err := guard.NewLearner(cfg.Spec())
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (p *probProcessor) maybeLearn(ctx context.Context, final bool) {
 
 // writeLearned writes the model of the live counts alone, atomically.
 func (p *probProcessor) writeLearned(ctx context.Context, live *dtmc.Counts) error {
-	m, err := dtmc.Learn(p.cfg.spec(), live)
+	m, err := dtmc.Learn(p.cfg.Spec(), live)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (p *probProcessor) serveLearned(ctx context.Context, base, live *dtmc.Count
 		counts.Merge(base)
 	}
 	counts.Merge(live)
-	m, err := dtmc.Learn(p.cfg.spec(), counts)
+	m, err := dtmc.Learn(p.cfg.Spec(), counts)
 	var g *guard.Guard
 	if err == nil {
 		g, err = solve(p.cfg, m)
