@@ -25,6 +25,7 @@ const (
 	attrSpanName     = "agentguard.span.name"
 	labelFail        = "fail"
 	labelRisk        = "risk"
+	labelUnknown     = "unknown_state"
 	severityWarnText = "WARN"
 	severityInfoText = "INFO"
 )
@@ -110,10 +111,15 @@ func (c *verdictConnector) wanted(ev ptrace.SpanEvent) bool {
 	return c.cfg.Passes || isWarning(ev)
 }
 
-// isWarning: a violation or a risk warns; a pass or an inconclusive verdict informs.
+// isWarning: a violation, a risk or an unknown-state alert warns; a pass or
+// an inconclusive verdict informs.
 func isWarning(ev ptrace.SpanEvent) bool {
 	label, _ := ev.Attributes().Get(attrScoreLabel)
-	return label.Str() == labelFail || label.Str() == labelRisk
+	switch label.Str() {
+	case labelFail, labelRisk, labelUnknown:
+		return true
+	}
+	return false
 }
 
 func (c *verdictConnector) record(ctx context.Context, lr plog.LogRecord, span ptrace.Span, ev ptrace.SpanEvent, observed pcommon.Timestamp) {
