@@ -7,27 +7,27 @@ import (
 	"github.com/agentguard/agentguard/internal/core/guard"
 )
 
-// metricAttrs are the self-metrics' attribute sets, built once: recording
-// on the hot path then allocates nothing.
+// metricAttrs are the self-metrics' options, built once as slices: passing
+// them on with ... then allocates nothing on the hot path.
 type metricAttrs struct {
-	property                   metric.MeasurementOption
-	risk, violation, unknownSt metric.MeasurementOption
+	property                   []metric.RecordOption
+	risk, violation, unknownSt []metric.AddOption
 }
 
 func newMetricAttrs(cfg *Config) *metricAttrs {
 	prop := attribute.String("property", string(cfg.Property.Kind))
-	kind := func(k string) metric.MeasurementOption {
-		return metric.WithAttributeSet(attribute.NewSet(prop, attribute.String("kind", k)))
+	kind := func(k string) []metric.AddOption {
+		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(prop, attribute.String("kind", k)))}
 	}
 	return &metricAttrs{
-		property:  metric.WithAttributeSet(attribute.NewSet(prop)),
+		property:  []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(prop))},
 		risk:      kind(guard.LabelRisk),
 		violation: kind("violation"),
 		unknownSt: kind(guard.LabelUnknown),
 	}
 }
 
-func (a *metricAttrs) intervention(d guard.Decision) metric.MeasurementOption {
+func (a *metricAttrs) intervention(d guard.Decision) []metric.AddOption {
 	switch {
 	case d.Violation:
 		return a.violation

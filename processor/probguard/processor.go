@@ -234,13 +234,13 @@ func (p *probProcessor) decide(ctx context.Context, st *group, key string, span 
 		p.warnOnce("unknown", "an event reached a state the model never saw; it is not taken as safe (see unknown_state)",
 			zap.String("state", g.StateName(d.State)), zap.String("group", key))
 	default:
-		p.tel.PSafe.Record(ctx, d.PSafe, p.attrs.property)
+		p.tel.PSafe.Record(ctx, d.PSafe, p.attrs.property...)
 	}
 	if !d.Report {
 		return
 	}
 	g.Annotate(span, d, key)
-	p.tel.Interventions.Add(ctx, 1, p.attrs.intervention(d))
+	p.tel.Interventions.Add(ctx, 1, p.attrs.intervention(d)...)
 }
 
 func (p *probProcessor) learn(ctx context.Context, st *group, bits uint64) {

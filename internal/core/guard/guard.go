@@ -21,10 +21,10 @@ type Report string
 const (
 	// ReportCrossing reports the first event of a group below θ and each
 	// later one that comes after an event at or above θ; and the unsafe
-	// state when it is entered.
+	// state, or a state the model never saw, when it is entered.
 	ReportCrossing Report = "crossing"
-	// ReportEvery reports every event below θ, and every event in the
-	// unsafe state.
+	// ReportEvery reports every event below θ, in the unsafe state, or in
+	// a state the model never saw.
 	ReportEvery Report = "every"
 )
 
@@ -119,6 +119,7 @@ type Run struct {
 	q         dtmc.MonitorState
 	below     bool // the last scored event was below θ
 	violating bool // the last event was a violation
+	unknown   bool // the last event was in a state the model never saw
 }
 
 // Decision is what a Guard decides at one event.
@@ -156,13 +157,14 @@ func (g *Guard) Step(r *Run, bits uint64) Decision {
 		d.PSafe, d.Evidence = g.score(i, r.q)
 		d.Below = d.PSafe < g.opts.Threshold
 	}
-	wasViolating := r.violating
-	r.violating = d.Violation
+	wasViolating, wasUnknown := r.violating, r.unknown
+	r.violating, r.unknown = d.Violation, !d.Known && !d.Violation
+	every := g.opts.Report == ReportEvery
 	switch {
 	case d.Violation:
-		d.Report = g.opts.Report == ReportEvery || !wasViolating
+		d.Report = every || !wasViolating
 	case !d.Known:
-		d.Report = g.opts.Unknown == UnknownAlert
+		d.Report = g.opts.Unknown == UnknownAlert && (every || !wasUnknown)
 		return d // the crossing state carries over an unknown state
 	case d.Below:
 		d.Report = g.opts.Report == ReportEvery || !r.below
