@@ -1,0 +1,87 @@
+package probguard
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// metricsOf reads the processor's instruments: counters and gauges by name
+// and attribute, summed; histograms by their count.
+func metricsOf(t *testing.T, r *sdkmetric.ManualReader) map[string]float64 {
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, dp := range d.DataPoints {
+					out[m.Name+key(dp.Attributes.ToSlice())] += float64(dp.Value)
+				}
+			case metricdata.Gauge[int64]:
+				for _, dp := range d.DataPoints {
+					out[m.Name+key(dp.Attributes.ToSlice())] = float64(dp.Value)
+				}
+			case metricdata.Gauge[float64]:
+				for _, dp := range d.DataPoints {
+					out[m.Name] = dp.Value
+				}
+			case metricdata.Histogram[float64]:
+				for _, dp := range d.DataPoints {
+					out[m.Name] += float64(dp.Count)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func key(kvs []attribute.KeyValue) string {
+	s := ""
+	for _, kv := range kvs {
+		s += "{" + string(kv.Key) + "=" + kv.Value.Emit() + "}"
+	}
+	return s
+}
+
+// Interventions by kind, the P_safe of every scored event, unknown states,
+// the PAC status of both models, the model writes and the model's age.
+func TestSelfMetrics(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	set := nopSettings()
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	cfg := stoveConfig(t)
+	cfg.Learn = &LearnConfig{Output: filepath.Join(t.TempDir(), "online.json")}
+	p, _ := newTestProcessor(t, cfg, set)
+	feed(t, p, stoveTrace(0, "",
+		step{tool: "look"}, step{tool: "turn_on_stove"}, step{tool: "stir", fork: true},
+		step{tool: "turn_off_stove", fork: true}, step{tool: "look", fork: true}))
+	shutdown(t, p)
+
+	got := metricsOf(t, reader)
+	for name, want := range map[string]float64{
+		"otelcol_processor_probguard_interventions{kind=risk}{property=always_safe}":          1,
+		"otelcol_processor_probguard_interventions{kind=violation}{property=always_safe}":     1,
+		"otelcol_processor_probguard_interventions{kind=unknown_state}{property=always_safe}": 1,
+		"otelcol_processor_probguard_unknown_states":                                          2,
+		"otelcol_processor_probguard_p_safe":                                                  3,
+		"otelcol_processor_probguard_pac_certified{model=served}":                             0,
+		"otelcol_processor_probguard_pac_certified{model=learned}":                            0,
+		"otelcol_processor_probguard_model_writes{result=ok}":                                 1,
+		"otelcol_processor_probguard_traces_held":                                             0,
+	} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v", name, got[name], want)
+		}
+	}
+	if _, ok := got["otelcol_processor_probguard_model_age"]; !ok {
+		t.Errorf("no model age in %v", got)
+	}
+}
