@@ -40,7 +40,7 @@ func TestProbguardWarningsBecomeWarnRecords(t *testing.T) {
 	for _, bits := range []uint64{0b10, 0b01} { // knob on: a risk; fork on the burner alone: never seen
 		sp := spans.AppendEmpty()
 		sp.SetName("execute_tool step")
-		g.Annotate(sp, g.Step(&guard.Run{}, bits), "trace-1")
+		g.Annotate(sp, g.Step(&guard.Run{}, bits), "trace-1", 1)
 	}
 	logs := runConnector(t, createDefaultConfig(), td)
 	if len(logs) != 1 {

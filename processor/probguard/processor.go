@@ -47,9 +47,10 @@ type probProcessor struct {
 // group is one open group's state: its run through the guard, its path
 // through learning, and when it last had an event.
 type group struct {
-	run  guard.Run
-	path guard.Path
-	seen time.Time
+	run    guard.Run
+	path   guard.Path
+	events int // scored so far
+	seen   time.Time
 }
 
 // minRemembered is the fewest released trace IDs kept to recognise late
@@ -216,6 +217,7 @@ func (p *probProcessor) score(ctx context.Context, td ptrace.Traces) {
 		st := p.group(g.Key)
 		st.seen = now
 		for _, ev := range g.Events {
+			st.events++
 			p.learn(ctx, st, ev.Bits)
 			if p.served != nil {
 				p.decide(ctx, st, g.Key, ev.Span, ev.Bits)
@@ -239,7 +241,7 @@ func (p *probProcessor) decide(ctx context.Context, st *group, key string, span 
 	if !d.Report {
 		return
 	}
-	g.Annotate(span, d, key)
+	g.Annotate(span, d, key, st.events)
 	p.tel.Interventions.Add(ctx, 1, p.attrs.intervention(d)...)
 }
 

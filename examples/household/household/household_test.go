@@ -21,6 +21,7 @@ import (
 	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/fixtures"
+	"github.com/agentguard/agentguard/processor/probguard"
 )
 
 const fixtureDir = "household-langgraph"
@@ -63,14 +64,14 @@ func generated(t *testing.T) []Episode {
 	return Generate(Options{Seed: 1}, 300)
 }
 
-// abstraction is predicates.yaml, compiled; any evaluation error fails the
+// abstraction is the predicates of collector.yaml's probguard, compiled; any evaluation error fails the
 // test that runs it.
 type abstraction struct {
 	set  *predicate.Set
 	errs *[]string
 }
 
-// The predicates' bits, in predicates.yaml's order.
+// The predicates' bits, in collector.yaml's order.
 const (
 	bitStoveOn = iota
 	bitAway
@@ -80,16 +81,20 @@ const (
 
 func loadAbstraction(t *testing.T) abstraction {
 	t.Helper()
-	conf, err := confmaptest.LoadConf(filepath.Join("..", "predicates.yaml"))
+	all, err := confmaptest.LoadConf(filepath.Join("..", "collector.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg predicate.Config
-	if err := conf.Unmarshal(&cfg); err != nil {
+	conf, err := all.Sub("processors::probguard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := probguard.NewFactory().CreateDefaultConfig().(*probguard.Config)
+	if err := conf.Unmarshal(cfg); err != nil {
 		t.Fatal(err)
 	}
 	errs := new([]string)
-	set, err := predicate.Compile(cfg, predicate.Settings{
+	set, err := predicate.Compile(cfg.Config, predicate.Settings{
 		Telemetry: componenttest.NewNopTelemetrySettings(),
 		OnError:   func(p string, err error) { *errs = append(*errs, p+": "+err.Error()) },
 	})

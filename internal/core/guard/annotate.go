@@ -19,12 +19,13 @@ const (
 	AttrEvidenceNextState   = "agentguard.evidence.next_state"
 	AttrEvidenceProbability = "agentguard.evidence.probability"
 	AttrUnknownState        = "agentguard.unknown_state"
+	AttrEvent               = "agentguard.event"
 )
 
-// Annotate writes a reported decision onto the event's span: a
-// gen_ai.evaluation.result event, and agentguard.violation = true on the span
-// when the unsafe state is reached.
-func (g *Guard) Annotate(span ptrace.Span, d Decision, group string) {
+// Annotate writes a reported decision onto the span of the group's event
+// number event (1-based): a gen_ai.evaluation.result event, and
+// agentguard.violation = true on the span when the unsafe state is reached.
+func (g *Guard) Annotate(span ptrace.Span, d Decision, group string, event int) {
 	ev := span.Events().AppendEmpty()
 	ev.SetName(assertion.EvaluationEvent)
 	ev.SetTimestamp(span.EndTimestamp())
@@ -33,6 +34,7 @@ func (g *Guard) Annotate(span ptrace.Span, d Decision, group string) {
 	attrs.PutStr(assertion.AttrExplanation, g.Explain(d))
 	attrs.PutStr(assertion.AttrCheck, CheckProb)
 	attrs.PutStr(assertion.AttrGroup, group)
+	attrs.PutInt(AttrEvent, int64(event))
 	attrs.PutStr(AttrState, g.StateName(d.State))
 	holds := attrs.PutEmptySlice(AttrStateHolds)
 	for _, name := range g.HoldingPredicates(d.State) {

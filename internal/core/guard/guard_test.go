@@ -106,7 +106,7 @@ func TestViolationIsAlwaysReported(t *testing.T) {
 		t.Fatalf("%+v", d)
 	}
 	span := ptrace.NewSpan()
-	g.Annotate(span, d, "g1")
+	g.Annotate(span, d, "g1", 1)
 	if v, _ := span.Attributes().Get("agentguard.violation"); !v.Bool() {
 		t.Error("span not marked as a violation")
 	}
@@ -130,7 +130,7 @@ func TestAnnotationAttributes(t *testing.T) {
 	var r Run
 	d := g.Step(&r, s1)
 	span := ptrace.NewSpan()
-	g.Annotate(span, d, "conv-1")
+	g.Annotate(span, d, "conv-1", 3)
 	if span.Events().Len() != 1 {
 		t.Fatalf("%d events", span.Events().Len())
 	}
@@ -138,7 +138,7 @@ func TestAnnotationAttributes(t *testing.T) {
 	want := map[string]any{
 		"gen_ai.evaluation.name": "always_safe", "gen_ai.evaluation.score.label": "risk",
 		"gen_ai.evaluation.score.value": d.PSafe, "agentguard.check": "probguard", "agentguard.group": "conv-1",
-		"agentguard.state": "01", "agentguard.p_safe": d.PSafe, "agentguard.threshold": 0.97,
+		"agentguard.state": "01", "agentguard.p_safe": d.PSafe, "agentguard.event": int64(3), "agentguard.threshold": 0.97,
 		"agentguard.evidence.next_state": "11", "agentguard.evidence.probability": 1.0 / 34,
 	}
 	for k, v := range want {
