@@ -19,11 +19,14 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"te":     {"evaluate a temporal expression over named bit signals", runTE},
-		"check":  {"check temporalcheck assertions over recorded OTLP/JSON traces (a CI gate)", runCheck},
-		"reach":  {"reachability probabilities of every state of a PRISM explicit chain", runReach},
-		"pac":    {"PAC report of a learned model: which states need how many more visits", runPAC},
-		"export": {"write a learned model as PRISM language or explicit .tra/.lab files", runExport},
+		"te":       {"evaluate a temporal expression over named bit signals", runTE},
+		"check":    {"check temporalcheck assertions over recorded OTLP/JSON traces (a CI gate)", runCheck},
+		"reach":    {"reachability probabilities of every state of a PRISM explicit chain", runReach},
+		"pac":      {"PAC report of a learned model: which states need how many more visits", runPAC},
+		"export":   {"write a learned model as PRISM language or explicit .tra/.lab files", runExport},
+		"learn":    {"learn a probguard model from recorded OTLP/JSON traces (or merge shards) and print its PAC report", runLearn},
+		"risk":     {"every state of a probguard model: P_safe, flags and the most likely way to unsafe", runRisk},
+		"evaluate": {"replay held-out traces through probguard at several thresholds: warnings in time, lead, false alarms", runEvaluate},
 	}
 }
 

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentguard/agentguard/internal/core/dtmc"
+	"github.com/agentguard/agentguard/internal/core/guard"
+	"github.com/agentguard/agentguard/internal/core/sequence"
+)
+
+// runEvaluate replays held-out traces through the processor's decisions at
+// several thresholds and measures, per θ, how many unsafe runs were warned
+// before their unsafe event, how early, and how many safe runs were warned
+// for nothing: the ProbGuard paper's tables. Exit 0.
+func runEvaluate(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("evaluate", "--config COLLECTOR.yaml [--processor probguard/NAME] [--model MODEL.json] [--thresholds 0.3,0.5,0.7,0.9] [--format markdown|text|json] FILES...", stderr)
+	var o evaluateOptions
+	o.register(fs)
+	fs.StringVar(&o.model, "model", "", "the JSON model `file` (default: the processor's model:, relative to the current directory as the collector opens it)")
+	fs.StringVar(&o.thresholds, "thresholds", "0.3,0.5,0.7,0.9", "the `thresholds` θ to try, comma-separated, each in (0, 1]")
+	fs.StringVar(&o.format, "format", "markdown", "the output `format`: markdown, text or json")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	o.files = fs.Args()
+	ev, err := evaluate(o, stderr)
+	if err == nil {
+		err = ev.write(stdout, o.format)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "agentguard evaluate:", err)
+		return 2
+	}
+	return 0
+}
+
+type evaluateOptions struct {
+	processorFlags
+	model, thresholds, format string
+	files                     []string
+}
+
+// evaluation is evaluate's output: the runs, then a row per threshold.
+type evaluation struct {
+	Processor string         `json:"processor"`
+	Model     string         `json:"model"`
+	Runs      int            `json:"runs"`
+	Unsafe    int            `json:"unsafe_runs"`
+	Safe      int            `json:"safe_runs"`
+	Rows      []thresholdRow `json:"thresholds"`
+}
+
+// thresholdRow is one threshold's row of the table. The means are over the
+// unsafe runs warned in time, nil without any.
+type thresholdRow struct {
+	Threshold       float64  `json:"threshold"`
+	Warned          int      `json:"unsafe_runs_warned_in_time"`
+	MeanLeadEvents  *float64 `json:"mean_lead_events"`
+	MeanLeadSeconds *float64 `json:"mean_lead_seconds"`
+	FalseAlarms     int      `json:"safe_runs_warned"`
+	UnknownAlerts   int      `json:"unknown_state_alerts"`
+	UnknownRuns     int      `json:"runs_with_unknown_state_alerts"`
+}
+
+func evaluate(o evaluateOptions, stderr io.Writer) (*evaluation, error) {
+	thresholds, err := o.validate()
+	if err != nil {
+		return nil, err
+	}
+	id, cfg, err := readProbguardConfig(o.config, o.name)
+	if err != nil {
+		return nil, err
+	}
+	path, m, err := servedModel(cfg, o.model, stderr)
+	if err != nil {
+		return nil, err
+	}
+	in, err := readGroups("evaluate", id, cfg, o.files, stderr)
+	if err != nil {
+		return nil, err
+	}
+	runs := runsOf(in)
+	ev := &evaluation{Processor: id.String(), Model: path, Runs: len(runs)}
+	for _, theta := range thresholds {
+		opts := cfg.GuardOptions()
+		opts.Threshold = theta
+		row, unsafe, err := evaluateAt(m, opts, runs)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", path, err)
+		}
+		// Whether a run is unsafe does not depend on θ; its warnings do.
+		ev.Unsafe, ev.Safe = unsafe, len(runs)-unsafe
+		ev.Rows = append(ev.Rows, row)
+	}
+	return ev, nil
+}
+
+// validate checks the flags and returns the thresholds.
+func (o evaluateOptions) validate() ([]float64, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	thresholds, err := parseThresholds(o.thresholds)
+	switch {
+	case err != nil:
+		return nil, err
+	case o.format != "markdown" && o.format != "text" && o.format != "json":
+		return nil, fmt.Errorf("--format: unknown format %q: valid values are \"markdown\", \"text\" and \"json\"", o.format)
+	case len(o.files) == 0:
+		return nil, errors.New("no trace files given")
+	}
+	return thresholds, nil
+}
+
+func parseThresholds(list string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(list, ",") {
+		theta, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(theta > 0 && theta <= 1) {
+			return nil, fmt.Errorf("--thresholds: %q is not a probability in (0, 1]", f)
+		}
+		out = append(out, theta)
+	}
+	return out, nil
+}
+
+// runsOf is every group with events: a group is one run of the guard.
+func runsOf(in traceInput) [][]sequence.Event {
+	var runs [][]sequence.Event
+	for _, g := range in.groups {
+		if len(g.Events) > 0 {
+			runs = append(runs, g.Events)
+		}
+	}
+	return runs
+}
+
+// evaluateAt replays every run through a guard with these options, a fresh
+// guard.Run each, as the processor scores a new group.
+func evaluateAt(m *dtmc.Model, opts guard.Options, runs [][]sequence.Event) (row thresholdRow, unsafe int, err error) {
+	g, err := newGuard(m, opts)
+	if err != nil {
+		return row, 0, err
+	}
+	row.Threshold = opts.Threshold
+	var leadEvents, leadSeconds float64
+	for _, evs := range runs {
+		o := replay(g, evs)
+		if o.unknown > 0 {
+			row.UnknownAlerts += o.unknown
+			row.UnknownRuns++
+		}
+		switch {
+		case o.unsafe:
+			unsafe++
+			if o.warned {
+				row.Warned++
+				leadEvents += float64(o.leadEvents)
+				leadSeconds += o.leadSeconds
+			}
+		case o.warned:
+			row.FalseAlarms++
+		}
+	}
+	if row.Warned > 0 {
+		e, s := leadEvents/float64(row.Warned), leadSeconds/float64(row.Warned)
+		row.MeanLeadEvents, row.MeanLeadSeconds = &e, &s
+	}
+	return row, unsafe, nil
+}
+
+// outcome is what the guard decided along one run.
+type outcome struct {
+	unsafe bool // some event is a violation
+	// warned: a warning (P_safe below θ) came before the first violation,
+	// or, in a safe run, at all.
+	warned      bool
+	leadEvents  int     // from the first warning to the first violation
+	leadSeconds float64 // the same, between the spans' start times
+	unknown     int     // unknown-state alerts
+}
+
+// replay decides at every event of a run. A warning is a reported event that
+// is neither the violation itself nor an unknown state, whose alert does not
+// predict anything and is counted apart.
+func replay(g *guard.Guard, evs []sequence.Event) outcome {
+	var o outcome
+	var run guard.Run
+	firstUnsafe, firstWarning := -1, -1
+	for i, ev := range evs {
+		d := g.Step(&run, ev.Bits)
+		switch {
+		case d.Violation:
+			if firstUnsafe < 0 {
+				firstUnsafe = i
+			}
+		case !d.Report:
+		case !d.Known:
+			o.unknown++
+		case firstWarning < 0:
+			firstWarning = i
+		}
+	}
+	o.unsafe = firstUnsafe >= 0
+	o.warned = firstWarning >= 0 && (!o.unsafe || firstWarning < firstUnsafe)
+	if o.unsafe && o.warned {
+		o.leadEvents = firstUnsafe - firstWarning
+		o.leadSeconds = evs[firstUnsafe].Start.AsTime().Sub(evs[firstWarning].Start.AsTime()).Seconds()
+	}
+	return o
+}
+
+func (ev *evaluation) write(w io.Writer, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ev)
+	case "text":
+		return ev.writeTable(w, false)
+	}
+	return ev.writeTable(w, true)
+}
+
+var evaluationColumns = []string{"θ", "unsafe runs warned in time", "mean lead (events)", "mean lead (s)", "false alarms on safe runs", "unknown-state alerts"}
+
+// writeTable writes the rows as a markdown table, or as aligned text.
+func (ev *evaluation) writeTable(w io.Writer, markdown bool) error {
+	fmt.Fprintf(w, "runs: %d (%d unsafe, %d safe); %s, model %s\n\n", ev.Runs, ev.Unsafe, ev.Safe, ev.Processor, ev.Model)
+	rows := [][]string{evaluationColumns}
+	for _, r := range ev.Rows {
+		rows = append(rows, []string{strconv.FormatFloat(r.Threshold, 'g', -1, 64), share(r.Warned, ev.Unsafe),
+			mean(r.MeanLeadEvents, 2), mean(r.MeanLeadSeconds, 1), share(r.FalseAlarms, ev.Safe), alerts(r.UnknownAlerts, r.UnknownRuns)})
+	}
+	if markdown {
+		for i, cells := range rows {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+			if i == 0 {
+				fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|")
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, cells := range rows {
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	return tw.Flush()
+}
+
+func share(n, of int) string {
+	if of == 0 {
+		return "0/0"
+	}
+	return fmt.Sprintf("%d/%d (%.1f%%)", n, of, 100*float64(n)/float64(of))
+}
+
+func mean(v *float64, digits int) string {
+	if v == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(*v, 'f', digits, 64)
+}
+
+func alerts(n, runs int) string { return fmt.Sprintf("%d (%s)", n, plural(runs, "run")) }
