@@ -26,6 +26,19 @@ import (
 // processor of the factory's type. It is unmarshalled and validated as the
 // collector would.
 func processorConfig(path, name string, f processor.Factory) (component.ID, component.Config, error) {
+	id, cfg, err := unmarshalProcessor(path, name, f)
+	if err != nil {
+		return id, nil, err
+	}
+	if err := confmap.Validate(cfg); err != nil {
+		return component.ID{}, nil, fmt.Errorf("%s: processors::%s: %w", path, id, err)
+	}
+	return id, cfg, nil
+}
+
+// unmarshalProcessor reads one processor's block, unmarshalled as the
+// collector does, not yet validated.
+func unmarshalProcessor(path, name string, f processor.Factory) (component.ID, component.Config, error) {
 	conf, err := resolve(path)
 	if err != nil {
 		return component.ID{}, nil, fmt.Errorf("%s: %w", path, err)
@@ -44,9 +57,6 @@ func processorConfig(path, name string, f processor.Factory) (component.ID, comp
 	}
 	cfg := f.CreateDefaultConfig()
 	if err := sub.Unmarshal(cfg); err != nil {
-		return component.ID{}, nil, fmt.Errorf("%s: processors::%s: %w", path, id, err)
-	}
-	if err := confmap.Validate(cfg); err != nil {
 		return component.ID{}, nil, fmt.Errorf("%s: processors::%s: %w", path, id, err)
 	}
 	return id, cfg, nil

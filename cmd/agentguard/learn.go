@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -238,32 +237,6 @@ func readProbguardConfig(path, name string) (component.ID, *probguard.Config, er
 	// collector's recursive validation of the embedded predicate.Config.
 	if err := errors.Join(confmap.Validate(cfg.Config), cfg.ValidateAbstraction()); err != nil {
 		return id, nil, fmt.Errorf("%s: processors::%s: %w", path, id, err)
-	}
-	return id, cfg, nil
-}
-
-// unmarshalProcessor reads one processor's block as processorConfig does,
-// without validating it.
-func unmarshalProcessor(path, name string, f processor.Factory) (component.ID, component.Config, error) {
-	conf, err := resolve(path)
-	if err != nil {
-		return component.ID{}, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	procs, err := conf.Sub("processors")
-	if err != nil {
-		return component.ID{}, nil, fmt.Errorf("%s: processors: %w", path, err)
-	}
-	id, err := pickProcessor(procs, name, f.Type())
-	if err != nil {
-		return component.ID{}, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	sub, err := procs.Sub(id.String())
-	if err != nil {
-		return component.ID{}, nil, err
-	}
-	cfg := f.CreateDefaultConfig()
-	if err := sub.Unmarshal(cfg); err != nil {
-		return component.ID{}, nil, fmt.Errorf("%s: processors::%s: %w", path, id, err)
 	}
 	return id, cfg, nil
 }
