@@ -8,92 +8,17 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"slices"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/provider/envprovider"
-	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
-	"go.opentelemetry.io/collector/connector"
-	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/exporter/debugexporter"
-	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
-	"go.opentelemetry.io/collector/otelcol"
-	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/collector/receiver/otlpreceiver"
-	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/agentguard/agentguard/connector/verdictlogs"
-	"github.com/agentguard/agentguard/examples/weather-agents/logsink"
 	"github.com/agentguard/agentguard/examples/weather-agents/sim"
-	"github.com/agentguard/agentguard/processor/temporalcheck"
+	"github.com/agentguard/agentguard/internal/e2e"
+	"github.com/agentguard/agentguard/internal/logsink"
 )
-
-func factories() (otelcol.Factories, error) {
-	var f otelcol.Factories
-	var err error
-	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory()); err != nil {
-		return f, err
-	}
-	if f.Processors, err = otelcol.MakeFactoryMap[processor.Factory](temporalcheck.NewFactory()); err != nil {
-		return f, err
-	}
-	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](debugexporter.NewFactory(), otlphttpexporter.NewFactory()); err != nil {
-		return f, err
-	}
-	f.Telemetry = otelconftelemetry.NewFactory()
-	f.Connectors, err = otelcol.MakeFactoryMap[connector.Factory](verdictlogs.NewFactory())
-	return f, err
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// startCollector runs collector.yaml in-process and returns its OTLP/HTTP address.
-func startCollector(t *testing.T, sink *logsink.Sink) string {
-	addr := freeAddr(t)
-	t.Setenv("AGENTGUARD_OTLP_HTTP", addr)
-	t.Setenv("AGENTGUARD_VERDICTS_ENDPOINT", "http://"+sink.Addr()+"/v1/logs")
-	col, err := otelcol.NewCollector(otelcol.CollectorSettings{
-		BuildInfo: component.NewDefaultBuildInfo(),
-		Factories: factories,
-		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
-			URIs:              []string{"file:collector.yaml"},
-			ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory(), envprovider.NewFactory()},
-			DefaultScheme:     "env",
-		}},
-		DisableGracefulShutdown: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- col.Run(context.Background()) }()
-	t.Cleanup(func() {
-		col.Shutdown()
-		if err := <-done; err != nil {
-			t.Errorf("collector: %v", err)
-		}
-	})
-	for deadline := time.Now().Add(20 * time.Second); col.GetState() != otelcol.StateRunning; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("collector state %v after 20s", col.GetState())
-		}
-	}
-	return addr
-}
 
 func play(t *testing.T, addr string, convs []sim.Conversation) {
 	ctx := context.Background()
@@ -127,7 +52,7 @@ func TestWeakProfileViolationsReachTheLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	addr := startCollector(t, sink)
+	addr := e2e.StartCollector(t, sink, "collector.yaml")
 	convs := []sim.Conversation{
 		{ID: "bad-hello", Profile: sim.Weak, BadHello: true},
 		{ID: "bad-goodbye", Profile: sim.Weak, BadGoodbye: true},
@@ -147,7 +72,7 @@ func TestStrongProfileIsClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	addr := startCollector(t, sink)
+	addr := e2e.StartCollector(t, sink, "collector.yaml")
 	r := rand.New(rand.NewPCG(1, 1))
 	var convs []sim.Conversation
 	for i := range 10 {

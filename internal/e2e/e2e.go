@@ -1,0 +1,102 @@
+// Package e2e runs the project's collector in-process for end-to-end tests:
+// otelcol.NewCollector with the distribution's agentguard components, on a
+// configuration file the examples ship, its OTLP/HTTP receiver on a free
+// loopback port and its verdict logs sent to a loopback log sink.
+package e2e
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/provider/envprovider"
+	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/debugexporter"
+	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
+	"go.opentelemetry.io/collector/otelcol"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
+
+	"github.com/agentguard/agentguard/connector/verdictlogs"
+	"github.com/agentguard/agentguard/internal/logsink"
+	"github.com/agentguard/agentguard/processor/probguard"
+	"github.com/agentguard/agentguard/processor/temporalcheck"
+)
+
+// Factories are the components the examples' configurations use.
+func Factories() (otelcol.Factories, error) {
+	var f otelcol.Factories
+	var err error
+	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory()); err != nil {
+		return f, err
+	}
+	if f.Processors, err = otelcol.MakeFactoryMap[processor.Factory](temporalcheck.NewFactory(), probguard.NewFactory()); err != nil {
+		return f, err
+	}
+	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](debugexporter.NewFactory(), otlphttpexporter.NewFactory()); err != nil {
+		return f, err
+	}
+	f.Telemetry = otelconftelemetry.NewFactory()
+	f.Connectors, err = otelcol.MakeFactoryMap[connector.Factory](verdictlogs.NewFactory())
+	return f, err
+}
+
+// StartCollector runs the configuration files (merged in order, as the
+// collector's repeated --config does) in-process until the test ends, with
+// AGENTGUARD_OTLP_HTTP set to a free loopback address, which it returns, and
+// AGENTGUARD_VERDICTS_ENDPOINT to the sink.
+func StartCollector(t *testing.T, sink *logsink.Sink, configs ...string) string {
+	t.Helper()
+	addr := FreeAddr(t)
+	t.Setenv("AGENTGUARD_OTLP_HTTP", addr)
+	t.Setenv("AGENTGUARD_VERDICTS_ENDPOINT", "http://"+sink.Addr()+"/v1/logs")
+	uris := make([]string, len(configs))
+	for i, c := range configs {
+		uris[i] = "file:" + c
+	}
+	col, err := otelcol.NewCollector(otelcol.CollectorSettings{
+		BuildInfo: component.NewDefaultBuildInfo(),
+		Factories: Factories,
+		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
+			URIs:              uris,
+			ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory(), envprovider.NewFactory()},
+			DefaultScheme:     "env",
+		}},
+		DisableGracefulShutdown: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- col.Run(context.Background()) }()
+	t.Cleanup(func() {
+		col.Shutdown()
+		if err := <-done; err != nil {
+			t.Errorf("collector: %v", err)
+		}
+	})
+	for deadline := time.Now().Add(20 * time.Second); col.GetState() != otelcol.StateRunning; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("collector state %v after 20s", col.GetState())
+		}
+	}
+	return addr
+}
+
+// FreeAddr is a loopback address no one listens on.
+func FreeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
