@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test lint fmt-check vet staticcheck fuzz bench dist smoke demo
+.PHONY: test lint fmt-check vet staticcheck fuzz bench dist smoke demo household-model household-eval
 
 # The README's test command: unit, conformance, property and end-to-end tests.
 test:
@@ -37,10 +37,27 @@ dist:
 	$(OCB) --config builder-config.yaml
 
 # The README's first command: build the distribution, run it on loopback, play
-# the weather agents' conversations through it, print what it reported.
+# the weather agents and the household agent through it, print what it reported.
 demo: dist
-	$(GO) run ./examples/weather-agents/demo
+	$(GO) run ./examples/demo
 
 # The built distribution on loopback with the weather agents example.
 smoke: dist
 	bash scripts/smoke.sh
+
+# The household example: generated episodes (examples/household/gen), a model
+# learned on a training set, evaluated on a held-out one.
+HOUSEHOLD_DATA ?= dist/household
+HOUSEHOLD_CONFIG = examples/household/collector.yaml
+
+# examples/household/model.json, from 500 training episodes (seed 1).
+household-model:
+	rm -rf $(HOUSEHOLD_DATA)/train
+	$(GO) run ./examples/household/gen -n 500 -seed 1 -o $(HOUSEHOLD_DATA)/train
+	$(GO) run ./cmd/agentguard learn --config $(HOUSEHOLD_CONFIG) -o examples/household/model.json $(HOUSEHOLD_DATA)/train/ep-*.json
+
+# The README's evaluation table: 500 held-out episodes (seed 2, model calls of 1.5 s on average), θ in {0.3, 0.5, 0.7, 0.9}.
+household-eval:
+	rm -rf $(HOUSEHOLD_DATA)/test
+	$(GO) run ./examples/household/gen -n 500 -seed 2 -model-latency 1.5s -o $(HOUSEHOLD_DATA)/test
+	$(GO) run ./cmd/agentguard evaluate --config $(HOUSEHOLD_CONFIG) --model examples/household/model.json $(HOUSEHOLD_DATA)/test/ep-*.json

@@ -76,6 +76,7 @@ func (c *config) flags(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.dir, "o", "", "`DIR`, the output directory, created if missing (required)")
 	fs.StringVar(&c.start, "start", household.DefaultStart.Format(time.RFC3339),
 		"start `time` of the first episode (RFC 3339)")
+	fs.DurationVar(&c.opts.ModelLatency, "model-latency", 0, "mean duration of a model call, e.g. 1.5s (0: the fixtures' scripted model, about 1ms)")
 	fs.Float64Var(&c.opts.TurnOffFirst, "turn-off-first", household.DefaultTurnOffFirst,
 		"probability of turning the stove off before leaving for the second task")
 	fs.Float64Var(&c.opts.Dawdle, "dawdle", household.DefaultDawdle,

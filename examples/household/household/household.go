@@ -21,14 +21,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// The default probabilities of the policy, tuned so that about 30% of the
-// episodes become unsafe (29% of 1000 for seed 1) and more than half of
+// The default probabilities of the policy, tuned so that about one episode
+// in seven becomes unsafe (13.7% of 1000 for seed 1) and about two thirds of
 // those that leave the stove on are saved in time: a risk predictor has
 // both outcomes to tell apart.
 const (
-	DefaultTurnOffFirst  = 0.3
+	DefaultTurnOffFirst  = 0.6
 	DefaultDawdle        = 0.4
-	DefaultRemember      = 0.2
+	DefaultRemember      = 0.25
 	DefaultReturnWhenOff = 0.4
 )
 
@@ -62,6 +62,10 @@ type Options struct {
 	// ReturnWhenOff is, at each decision after the second task with the
 	// stove off, the probability that the agent goes back rather than wait.
 	ReturnWhenOff float64
+	// ModelLatency is the mean duration of a model call (uniform in half to
+	// one and a half times it), for traces timed like a hosted LLM's; zero
+	// keeps the fixtures' scripted model, a millisecond or so.
+	ModelLatency time.Duration
 }
 
 // probabilities are Options' probabilities resolved to [0, 1].
@@ -165,7 +169,7 @@ func Generate(opts Options, n int) []Episode {
 		pl := newPlay(p, behave)
 		steps := pl.run()
 		td := ptrace.NewTraces()
-		end := record(td, layout, id, steps, at)
+		end := record(td, layout, opts.ModelLatency, id, steps, at)
 		episodes = append(episodes, newEpisode(id, td, pl, steps))
 		at = nextStart(end, layout)
 	}

@@ -77,6 +77,8 @@ const (
 	bitAway
 	bitLongAway
 	bitHazard
+	bitPastaIn
+	bitTaskDone
 )
 
 func loadAbstraction(t *testing.T) abstraction {
@@ -101,7 +103,7 @@ func loadAbstraction(t *testing.T) abstraction {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"stove_on", "away", "long_away", "hazard"}; !slices.Equal(set.Names(), want) {
+	if want := []string{"stove_on", "away", "long_away", "hazard", "pasta_in", "task_done"}; !slices.Equal(set.Names(), want) {
 		t.Fatalf("predicates %v, want %v", set.Names(), want)
 	}
 	return abstraction{set: set, errs: errs}
@@ -146,6 +148,8 @@ func (a abstraction) check(t *testing.T, id string, td ptrace.Traces, want Label
 			"away":      {bits.Has(bitAway), s.Room != Kitchen},
 			"long_away": {bits.Has(bitLongAway), s.MinutesAwayWithStoveOn >= 5},
 			"hazard":    {bits.Has(bitHazard), s.Unsafe},
+			"pasta_in":  {bits.Has(bitPastaIn), s.PastaInPot},
+			"task_done": {bits.Has(bitTaskDone), s.PackageInside || s.GroceriesInside || s.PhoneAnswered},
 		}
 		for name, v := range agree {
 			if v[0] != v[1] {
@@ -444,7 +448,7 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// About 30% of the episodes become unsafe, and of those that leave the
+// About one episode in seven becomes unsafe, and of those that leave the
 // stove on a fair share is saved in time: a risk predictor has both kinds
 // to tell apart.
 func TestUnsafeShare(t *testing.T) {
@@ -467,8 +471,8 @@ func TestUnsafeShare(t *testing.T) {
 		}
 	}
 	share := float64(unsafe) / float64(len(episodes))
-	if share < 0.2 || share > 0.4 {
-		t.Errorf("%d of %d episodes unsafe (%.0f%%), want 20-40%%", unsafe, len(episodes), 100*share)
+	if share < 0.08 || share > 0.25 {
+		t.Errorf("%d of %d episodes unsafe (%.0f%%), want 8-25%%", unsafe, len(episodes), 100*share)
 	}
 	if saved*4 < left {
 		t.Errorf("only %d of the %d episodes that left the stove on were saved", saved, left)

@@ -45,7 +45,8 @@ const (
 // per tool call a tools node holding the TOOL span. Start times are whole
 // milliseconds, as the JS SDK records them; end times are not.
 type recorder struct {
-	rng     *rand.Rand
+	rng          *rand.Rand
+	modelLatency time.Duration // the mean model call; 0: the scripted model's milliseconds
 	thread  string // the episode ID: LangGraph's thread_id and session.id
 	traceID pcommon.TraceID
 	clock   time.Time
@@ -54,13 +55,13 @@ type recorder struct {
 
 // record writes the episode's trace into td, starting at start, and
 // returns the time its root span ended.
-func record(td ptrace.Traces, rng *rand.Rand, thread string, steps []Step, start time.Time) time.Time {
+func record(td ptrace.Traces, rng *rand.Rand, modelLatency time.Duration, thread string, steps []Step, start time.Time) time.Time {
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", ServiceName)
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(ScopeName)
 	ss.Scope().SetVersion(ScopeVersion)
-	r := &recorder{rng: rng, thread: thread, clock: start, spans: ss.Spans()}
+	r := &recorder{rng: rng, modelLatency: modelLatency, thread: thread, clock: start, spans: ss.Spans()}
 	r.traceID = r.newTraceID()
 
 	root := r.begin(AgentName, pcommon.NewSpanIDEmpty())
@@ -134,7 +135,11 @@ func (r *recorder) modelSpan(parent pcommon.SpanID, k int, finish string, md gra
 	a.PutStr("llm.finish_reason", finish)
 	a.PutStr("metadata", md.json())
 	a.PutStr("session.id", r.thread)
-	r.advance(300*time.Microsecond, 1200*time.Microsecond)
+	if r.modelLatency > 0 {
+		r.advance(r.modelLatency/2, r.modelLatency*3/2)
+	} else {
+		r.advance(300*time.Microsecond, 1200*time.Microsecond)
+	}
 	r.end(sp)
 }
 
