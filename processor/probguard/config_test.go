@@ -1,6 +1,7 @@
 package probguard
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 	"github.com/agentguard/agentguard/internal/core/guard"
@@ -111,5 +113,16 @@ func TestDefaultConfig(t *testing.T) {
 	}
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "predicates: at least one") {
 		t.Errorf("an empty config must not validate: %v", err)
+	}
+}
+
+// OTTL that does not compile fails the processor's creation, naming the
+// predicate: the collector does not start.
+func TestBadOTTLFailsCreation(t *testing.T) {
+	cfg := stoveConfig(t)
+	cfg.Predicates[0].Condition = `span.attributes["env.fork_on_burner"] ==`
+	_, err := NewFactory().CreateTraces(context.Background(), nopSettings(), cfg, consumertest.NewNop())
+	if err == nil || !strings.Contains(err.Error(), "fork_on_burner") {
+		t.Errorf("error %v", err)
 	}
 }

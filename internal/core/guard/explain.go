@@ -28,7 +28,32 @@ func (g *Guard) Explain(d Decision) string {
 	if d.Evidence.Risk > 0 {
 		msg += fmt.Sprintf("; most likely way to unsafe: %s, p = %s", g.DescribeMove(d.State, d.Evidence), prob(d.Evidence.Prob))
 	}
+	if d.Evidence.Risk > 0 && d.Evidence.State == d.Index {
+		if step, ok := g.riskiestChange(d.Index); ok {
+			msg += fmt.Sprintf("; riskiest change: %s, p = %s", g.DescribeMove(d.State, step), prob(step.Prob))
+		}
+	}
 	return msg
+}
+
+// riskiestChange is the evidence among the moves out of state i, when the
+// evidence proper is staying in it: what a person would watch for next.
+// The response product has no such plain row; it reports none.
+func (g *Guard) riskiestChange(i int) (dtmc.Evidence, bool) {
+	if g.monitor != nil {
+		return dtmc.Evidence{}, false
+	}
+	cols, probs := g.model.Chain().Row(i)
+	best := dtmc.Evidence{Risk: 0}
+	for k, t := range cols {
+		if int(t) == i {
+			continue
+		}
+		if r := probs[k] * (1 - g.safety.PSafe(int(t))); r > best.Risk {
+			best = dtmc.Evidence{State: int(t), Prob: probs[k], Risk: r}
+		}
+	}
+	return best, best.Risk > 0
 }
 
 func (g *Guard) violated(d Decision) string {

@@ -236,3 +236,14 @@ func TestViolationReportedOnEntry(t *testing.T) {
 		}
 	}
 }
+
+// When staying put is the likeliest way to unsafe (s0's self-loop), the
+// explanation also names the riskiest change: turning the knob on.
+func TestExplanationNamesTheRiskiestChange(t *testing.T) {
+	g := stoveGuard(t, 0.97, ReportCrossing, UnknownAlert)
+	d := g.Step(&Run{}, s0)
+	want := "P(stay safe) = 0.9599 < 0.97 in state not fork_on_burner, not knob_on; most likely way to unsafe: one more event in this state, p = 0.8207; riskiest change: knob_on becomes true, p = 0.1685"
+	if got := g.Explain(d); got != want {
+		t.Errorf("explanation\n got %q\nwant %q", got, want)
+	}
+}
