@@ -47,10 +47,10 @@ const (
 type recorder struct {
 	rng          *rand.Rand
 	modelLatency time.Duration // the mean model call; 0: the scripted model's milliseconds
-	thread  string // the episode ID: LangGraph's thread_id and session.id
-	traceID pcommon.TraceID
-	clock   time.Time
-	spans   ptrace.SpanSlice
+	thread       string        // the episode ID: LangGraph's thread_id and session.id
+	traceID      pcommon.TraceID
+	clock        time.Time
+	spans        ptrace.SpanSlice
 }
 
 // record writes the episode's trace into td, starting at start, and
