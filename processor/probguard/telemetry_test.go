@@ -46,7 +46,7 @@ func metricsOf(t *testing.T, r *sdkmetric.ManualReader) map[string]float64 {
 func key(kvs []attribute.KeyValue) string {
 	s := ""
 	for _, kv := range kvs {
-		s += "{" + string(kv.Key) + "=" + kv.Value.Emit() + "}"
+		s += "{" + string(kv.Key) + "=" + kv.Value.String() + "}"
 	}
 	return s
 }
