@@ -289,8 +289,11 @@ func parseLabHeader(text string, numStates int) ([]Label, error) {
 			return nil, fmt.Errorf("label declaration %q: want INDEX=\"NAME\"", decl)
 		}
 		lname, err := strconv.Unquote(quoted)
-		if err != nil || lname == "" || !strings.HasPrefix(quoted, `"`) {
+		if err != nil || !strings.HasPrefix(quoted, `"`) {
 			return nil, fmt.Errorf("label declaration %q: want INDEX=\"NAME\"", decl)
+		}
+		if !isIdentifier(lname) {
+			return nil, fmt.Errorf("label declaration %q: the name must be an identifier (letters, digits, _, not starting with a digit), as PRISM's labels are", decl)
 		}
 		if i != len(labels) {
 			return nil, fmt.Errorf("label declaration %q: want index %d (labels are numbered 0, 1, … in order)", decl, len(labels))
@@ -369,4 +372,16 @@ func prismStateSet(states []bool) string {
 		return "false"
 	}
 	return strings.Join(parts, " | ")
+}
+
+// isIdentifier reports whether s is a PRISM identifier: what a label name
+// must be, and what makes a .lab file, split on spaces, read back the same.
+func isIdentifier(s string) bool {
+	for i, r := range s {
+		letter := r == '_' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')
+		if !letter && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return s != ""
 }
