@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/guard"
+	"github.com/agentguard/agentguard/internal/core/hold"
 	"github.com/agentguard/agentguard/internal/core/tracebuffer"
 	"github.com/agentguard/agentguard/processor/probguard/internal/metadata"
 )
@@ -32,16 +33,15 @@ type probProcessor struct {
 	src    *events.Source
 	now    func() time.Time
 
-	mu      sync.Mutex
-	buf     *tracebuffer.Buffer
-	served  *servedModel // nil: learning only
-	groups  map[string]*group
-	learner *onlineLearner // nil without learn
-	warned  map[string]bool
-	held    int64
+	mu       sync.Mutex
+	buf      *tracebuffer.Buffer
+	served   *servedModel // nil: learning only
+	groups   map[string]*group
+	learner  *onlineLearner // nil without learn
+	warnings *hold.Warnings
+	held     *hold.Gauge
 
-	stop chan struct{}
-	done chan struct{}
+	clock hold.Clock
 }
 
 // group is one open group's state: its run through the guard, its path
@@ -53,19 +53,13 @@ type group struct {
 	seen   time.Time
 }
 
-// minRemembered is the fewest released trace IDs kept to recognise late
-// spans, however small max_traces is.
-const minRemembered = 10_000
-
 func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Traces, src *events.Source, tel *metadata.TelemetryBuilder) (*probProcessor, error) {
 	p := &probProcessor{
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, src: src, now: time.Now,
-		buf: tracebuffer.New(tracebuffer.Config{
-			Wait: cfg.Wait, RootWait: cfg.RootWait, MaxTraces: cfg.MaxTraces,
-			MaxSpansPerTrace: cfg.MaxSpansPerTrace, RememberReleased: max(cfg.MaxTraces, minRemembered),
-		}),
-		groups: map[string]*group{},
-		warned: map[string]bool{},
+		buf:      hold.Buffer(cfg.Wait, cfg.RootWait, cfg.MaxTraces, cfg.MaxSpansPerTrace),
+		groups:   map[string]*group{},
+		warnings: hold.NewWarnings(set.Logger),
+		held:     hold.NewGauge(tel.TracesHeld),
 	}
 	var err error
 	if cfg.Model != "" {
@@ -97,34 +91,11 @@ func (p *probProcessor) Start(context.Context, component.Host) error {
 	if p.served != nil {
 		p.recordPAC(context.Background(), p.served.guard.Model(), "served")
 	}
-	p.stop, p.done = make(chan struct{}), make(chan struct{})
-	go p.tick(tickInterval(p.cfg))
+	p.clock.Start(hold.Interval(p.cfg.Wait, p.cfg.RootWait), func() {
+		p.forward(context.Background(), p.expire())
+		p.maybeLearn(context.Background(), false)
+	})
 	return nil
-}
-
-// tickInterval checks deadlines often enough to release a trace within a
-// quarter of its wait.
-func tickInterval(cfg *Config) time.Duration {
-	d := cfg.Wait
-	if cfg.RootWait > 0 {
-		d = min(d, cfg.RootWait)
-	}
-	return min(max(d/4, 10*time.Millisecond), time.Second)
-}
-
-func (p *probProcessor) tick(every time.Duration) {
-	defer close(p.done)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-			p.forward(context.Background(), p.expire())
-			p.maybeLearn(context.Background(), false)
-		}
-	}
 }
 
 // ConsumeTraces takes the spans in. Late spans of released traces are
@@ -162,10 +133,7 @@ func (p *probProcessor) expireAt(now time.Time) []ptrace.Traces {
 // Shutdown scores and passes on everything held, ends every group and
 // writes the learned model a last time.
 func (p *probProcessor) Shutdown(ctx context.Context) error {
-	if p.stop != nil {
-		close(p.stop)
-		<-p.done
-	}
+	p.clock.Stop()
 	p.mu.Lock()
 	out := p.release(ctx, p.buf.Flush())
 	p.recordHeld(ctx)
@@ -179,13 +147,7 @@ func (p *probProcessor) Shutdown(ctx context.Context) error {
 }
 
 func (p *probProcessor) forward(ctx context.Context, batches []ptrace.Traces) error {
-	var first error
-	for _, td := range batches {
-		if err := p.next.ConsumeTraces(ctx, td); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	return hold.Forward(ctx, p.next, batches)
 }
 
 // release scores released traces and returns their spans.
@@ -299,18 +261,9 @@ func (p *probProcessor) endGroup(key string) {
 }
 
 // recordHeld keeps the traces-held gauge equal to the buffer's size.
-func (p *probProcessor) recordHeld(ctx context.Context) {
-	n := int64(p.buf.Len())
-	p.tel.TracesHeld.Add(ctx, n-p.held)
-	p.held = n
-}
+func (p *probProcessor) recordHeld(ctx context.Context) { p.held.Record(ctx, p.buf.Len()) }
 
-// warnOnce logs a kind of decision not taken the first time it happens; the
-// self-metrics count every occurrence.
+// warnOnce logs a kind of decision not taken the first time it happens.
 func (p *probProcessor) warnOnce(kind, msg string, fields ...zap.Field) {
-	if p.warned[kind] {
-		return
-	}
-	p.warned[kind] = true
-	p.logger.Warn(msg+" (logged once; see the self-metrics)", fields...)
+	p.warnings.Once(kind, msg, fields...)
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/core/hold"
 	"github.com/agentguard/agentguard/internal/core/texpr"
 	"github.com/agentguard/agentguard/internal/core/tracebuffer"
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
@@ -33,18 +34,13 @@ type temporalProcessor struct {
 	mu         sync.Mutex
 	buf        *tracebuffer.Buffer
 	runner     *assertion.Runner
-	groupsSeen map[string]time.Time   // attribute groups: when their last trace was evaluated
-	warned     map[string]bool        // what has been logged once
-	held       int64                  // traces held, as last recorded
+	groupsSeen map[string]time.Time // attribute groups: when their last trace was evaluated
+	warnings   *hold.Warnings
+	held       *hold.Gauge
 	lastEvent  map[string]ptrace.Span // per group, the last event of the traces just evaluated, not yet passed on
 
-	stop chan struct{}
-	done chan struct{}
+	clock hold.Clock
 }
-
-// minRemembered is the fewest released trace IDs kept to recognise late
-// spans (about 50 bytes each), however small max_traces is.
-const minRemembered = 10_000
 
 func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Traces, events *eventSource, tel *metadata.TelemetryBuilder) (*temporalProcessor, error) {
 	compiled, err := assertion.Compile(cfg.Assertions, cfg.predicateNames(), cfg.MaxThreads)
@@ -53,15 +49,13 @@ func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Tr
 	}
 	return &temporalProcessor{
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, events: events, now: time.Now,
-		buf: tracebuffer.New(tracebuffer.Config{
-			Wait: cfg.Wait, RootWait: cfg.RootWait, MaxTraces: cfg.MaxTraces,
-			MaxSpansPerTrace: cfg.MaxSpansPerTrace, RememberReleased: max(cfg.MaxTraces, minRemembered),
-		}),
+		buf: hold.Buffer(cfg.Wait, cfg.RootWait, cfg.MaxTraces, cfg.MaxSpansPerTrace),
 		runner: assertion.NewRunner(compiled, assertion.Options{
 			Passes: cfg.Report == ReportAll, MaxEventsPerGroup: cfg.MaxEventsPerGroup,
 		}),
 		groupsSeen: map[string]time.Time{},
-		warned:     map[string]bool{},
+		warnings:   hold.NewWarnings(set.Logger),
+		held:       hold.NewGauge(tel.TracesHeld),
 		lastEvent:  map[string]ptrace.Span{},
 	}, nil
 }
@@ -72,33 +66,10 @@ func (p *temporalProcessor) Capabilities() consumer.Capabilities {
 
 // Start runs the clock that releases complete traces.
 func (p *temporalProcessor) Start(context.Context, component.Host) error {
-	p.stop, p.done = make(chan struct{}), make(chan struct{})
-	go p.tick(tickInterval(p.cfg))
+	p.clock.Start(hold.Interval(p.cfg.Wait, p.cfg.RootWait), func() {
+		p.forward(context.Background(), p.expire())
+	})
 	return nil
-}
-
-// tickInterval checks deadlines often enough to release a trace within a
-// quarter of its wait.
-func tickInterval(cfg *Config) time.Duration {
-	d := cfg.Wait
-	if cfg.RootWait > 0 {
-		d = min(d, cfg.RootWait)
-	}
-	return min(max(d/4, 10*time.Millisecond), time.Second)
-}
-
-func (p *temporalProcessor) tick(every time.Duration) {
-	defer close(p.done)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-			p.forward(context.Background(), p.expire())
-		}
-	}
 }
 
 // ConsumeTraces takes the spans in. Late spans of released traces pass at
@@ -131,10 +102,7 @@ func (p *temporalProcessor) expire() []ptrace.Traces {
 
 // Shutdown evaluates and passes on everything held, then ends every group.
 func (p *temporalProcessor) Shutdown(ctx context.Context) error {
-	if p.stop != nil {
-		close(p.stop)
-		<-p.done
-	}
+	p.clock.Stop()
 	p.mu.Lock()
 	out := p.evaluate(ctx, p.buf.Flush())
 	p.recordHeld(ctx)
@@ -146,13 +114,7 @@ func (p *temporalProcessor) Shutdown(ctx context.Context) error {
 }
 
 func (p *temporalProcessor) forward(ctx context.Context, batches []ptrace.Traces) error {
-	var first error
-	for _, td := range batches {
-		if err := p.next.ConsumeTraces(ctx, td); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	return hold.Forward(ctx, p.next, batches)
 }
 
 // evaluate runs the assertions over released traces and annotates them.
@@ -250,18 +212,9 @@ func (p *temporalProcessor) endGroup(ctx context.Context, key string) {
 }
 
 // recordHeld keeps the traces-held gauge equal to the buffer's size.
-func (p *temporalProcessor) recordHeld(ctx context.Context) {
-	n := int64(p.buf.Len())
-	p.tel.TracesHeld.Add(ctx, n-p.held)
-	p.held = n
-}
+func (p *temporalProcessor) recordHeld(ctx context.Context) { p.held.Record(ctx, p.buf.Len()) }
 
-// warnOnce logs a kind of decision not taken the first time it happens; the
-// self-metrics count every occurrence.
+// warnOnce logs a kind of decision not taken the first time it happens.
 func (p *temporalProcessor) warnOnce(kind, msg string, fields ...zap.Field) {
-	if p.warned[kind] {
-		return
-	}
-	p.warned[kind] = true
-	p.logger.Warn(msg+" (logged once; see the self-metrics)", fields...)
+	p.warnings.Once(kind, msg, fields...)
 }

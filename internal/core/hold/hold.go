@@ -1,0 +1,122 @@
+// Package hold is the plumbing that temporalcheck and probguard share as
+// processors that hold traces until they are complete: the buffer's bounds,
+// the clock that releases traces, the hand-off to the next consumer, the
+// traces-held gauge, and warnings logged once.
+package hold
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/agentguard/agentguard/internal/core/tracebuffer"
+)
+
+// minRemembered is the fewest released trace IDs kept to recognise late
+// spans (about 50 bytes each), however small max_traces is.
+const minRemembered = 10_000
+
+// Buffer is a trace buffer with a processor's bounds; it remembers at least
+// minRemembered released trace IDs.
+func Buffer(wait, rootWait time.Duration, maxTraces, maxSpansPerTrace int) *tracebuffer.Buffer {
+	return tracebuffer.New(tracebuffer.Config{
+		Wait: wait, RootWait: rootWait, MaxTraces: maxTraces,
+		MaxSpansPerTrace: maxSpansPerTrace, RememberReleased: max(maxTraces, minRemembered),
+	})
+}
+
+// Interval checks deadlines often enough to release a trace within a quarter
+// of its wait, between 10ms and 1s.
+func Interval(wait, rootWait time.Duration) time.Duration {
+	d := wait
+	if rootWait > 0 {
+		d = min(d, rootWait)
+	}
+	return min(max(d/4, 10*time.Millisecond), time.Second)
+}
+
+// Clock calls a function at an interval, from Start until Stop.
+type Clock struct {
+	stop, done chan struct{}
+}
+
+// Start calls tick every interval in a goroutine of its own.
+func (c *Clock) Start(every time.Duration, tick func()) {
+	c.stop, c.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(c.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.stop:
+				return
+			case <-t.C:
+				tick()
+			}
+		}
+	}()
+}
+
+// Stop ends the clock and waits for a tick under way; a clock never started
+// stops at once.
+func (c *Clock) Stop() {
+	if c.stop == nil {
+		return
+	}
+	close(c.stop)
+	<-c.done
+	c.stop = nil
+}
+
+// Forward passes every batch on and returns the first error; a failed batch
+// does not keep the others back.
+func Forward(ctx context.Context, next consumer.Traces, batches []ptrace.Traces) error {
+	var first error
+	for _, td := range batches {
+		if err := next.ConsumeTraces(ctx, td); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Gauge keeps an up-down counter equal to a size it is told.
+type Gauge struct {
+	counter metric.Int64UpDownCounter
+	last    int64
+}
+
+// NewGauge wraps the counter.
+func NewGauge(counter metric.Int64UpDownCounter) *Gauge { return &Gauge{counter: counter} }
+
+// Record sets the gauge to n.
+func (g *Gauge) Record(ctx context.Context, n int) {
+	g.counter.Add(ctx, int64(n)-g.last)
+	g.last = int64(n)
+}
+
+// Warnings logs a kind of decision not taken the first time it happens; the
+// self-metrics count every occurrence. It is not safe for concurrent use.
+type Warnings struct {
+	logger *zap.Logger
+	warned map[string]bool
+}
+
+// NewWarnings logs to logger.
+func NewWarnings(logger *zap.Logger) *Warnings {
+	return &Warnings{logger: logger, warned: map[string]bool{}}
+}
+
+// Once logs msg at WARN if no warning of this kind was logged before.
+func (w *Warnings) Once(kind, msg string, fields ...zap.Field) {
+	if w.warned[kind] {
+		return
+	}
+	w.warned[kind] = true
+	w.logger.Warn(msg+" (logged once; see the self-metrics)", fields...)
+}
