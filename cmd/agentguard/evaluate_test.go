@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
 // heldOut writes six held-out runs whose decisions under the V2 model are
@@ -19,17 +21,19 @@ import (
 //	s2  01 01 01         a false alarm at 0.97 only
 //	s3  10 00            an unknown-state alert, then 00: as s1
 func heldOut(t *testing.T) string {
-	look, on, off := toolCall{tool: "look"}, toolCall{tool: "turn_on_stove"}, toolCall{tool: "turn_off_stove"}
-	fork := func(at time.Duration) toolCall { return toolCall{tool: "move_fork", fork: true, at: at} }
-	at := func(c toolCall, d time.Duration) toolCall { c.at = d; return c }
+	look, on, off := fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"}, fixtures.ToolCall{Tool: "turn_off_stove"}
+	fork := func(at time.Duration) fixtures.ToolCall {
+		return fixtures.ToolCall{Tool: "move_fork", Fork: true, At: at}
+	}
+	at := func(c fixtures.ToolCall, d time.Duration) fixtures.ToolCall { c.At = d; return c }
 	s := time.Second
 	return writeTraces(t, filepath.Join(t.TempDir(), "held-out.json"),
-		stoveTrace(1, at(look, s), at(on, 3*s), at(look, 5*s), at(look, 7*s), fork(21*s)),
-		stoveTrace(2, on, look, look, fork(0)),
-		stoveTrace(3, on, fork(5*s)),
-		stoveTrace(4, on, look, off),
-		stoveTrace(5, on, look, look),
-		stoveTrace(6, toolCall{tool: "look", fork: true}, toolCall{tool: "move_fork"}))
+		fixtures.StoveTrace(1, "", at(look, s), at(on, 3*s), at(look, 5*s), at(look, 7*s), fork(21*s)),
+		fixtures.StoveTrace(2, "", on, look, look, fork(0)),
+		fixtures.StoveTrace(3, "", on, fork(5*s)),
+		fixtures.StoveTrace(4, "", on, look, off),
+		fixtures.StoveTrace(5, "", on, look, look),
+		fixtures.StoveTrace(6, "", fixtures.ToolCall{Tool: "look", Fork: true}, fixtures.ToolCall{Tool: "move_fork"}))
 }
 
 func TestEvaluateHeldOutRuns(t *testing.T) {

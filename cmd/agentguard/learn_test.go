@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,12 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/internal/core/dtmc"
+	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
 const (
@@ -30,68 +28,6 @@ const (
 	s10 dtmc.State = 0b01 // fork on the burner
 	s11 dtmc.State = 0b11 // unsafe
 )
-
-// toolCall is one execute_tool span of the stove agent: the tool, whether
-// the fork is on the burner after it (the environment state the tool
-// reports), and when it starts after the run's (0: a second after the
-// previous call).
-type toolCall struct {
-	tool string
-	fork bool
-	at   time.Duration
-}
-
-var epoch = time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
-
-// stoveTrace is run n of the stove agent as the GenAI semantic conventions
-// trace it: an invoke_agent root and an execute_tool span a call.
-func stoveTrace(n int, calls ...toolCall) ptrace.Traces {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "household-agent")
-	ss := rs.ScopeSpans().AppendEmpty()
-	ss.Scope().SetName("opentelemetry.instrumentation.genai")
-	var tid pcommon.TraceID
-	binary.BigEndian.PutUint64(tid[8:], uint64(n)+1)
-	start := epoch.Add(time.Duration(n) * time.Hour)
-	root := ss.Spans().AppendEmpty()
-	root.SetTraceID(tid)
-	root.SetSpanID(testSpanID(n, 0))
-	root.SetName("invoke_agent household_agent")
-	root.Attributes().PutStr("gen_ai.operation.name", "invoke_agent")
-	root.Attributes().PutStr("gen_ai.agent.name", "household_agent")
-	root.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
-	at := time.Duration(0)
-	for i, c := range calls {
-		at = max(c.at, at+time.Second)
-		sp := ss.Spans().AppendEmpty()
-		sp.SetTraceID(tid)
-		sp.SetSpanID(testSpanID(n, i+1))
-		sp.SetParentSpanID(root.SpanID())
-		sp.SetName("execute_tool " + c.tool)
-		sp.Attributes().PutStr("gen_ai.operation.name", "execute_tool")
-		sp.Attributes().PutStr("gen_ai.tool.name", c.tool)
-		sp.Attributes().PutStr("gen_ai.tool.call.id", fmt.Sprintf("call_%d_%d", n, i))
-		sp.Attributes().PutBool("env.fork_on_burner", c.fork)
-		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start.Add(at)))
-		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(at + 200*time.Millisecond)))
-	}
-	root.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(at + time.Second)))
-	return td
-}
-
-func testSpanID(trace, i int) pcommon.SpanID {
-	var id pcommon.SpanID
-	binary.BigEndian.PutUint32(id[:4], uint32(trace)+1)
-	binary.BigEndian.PutUint32(id[4:], uint32(i)+1)
-	return id
-}
-
-// v2Trace is spec V2's trace: six events in s0, then one in s1.
-func v2Trace(n int) ptrace.Traces {
-	look := toolCall{tool: "look"}
-	return stoveTrace(n, look, look, look, look, look, look, toolCall{tool: "turn_on_stove"})
-}
 
 // writeTraces writes the traces as one OTLP/JSON request.
 func writeTraces(t *testing.T, path string, tds ...ptrace.Traces) string {
@@ -117,7 +53,7 @@ func v2Files(t *testing.T) []string {
 	for f := range 3 {
 		var tds []ptrace.Traces
 		for n := 10 * f; n < 10*(f+1); n++ {
-			tds = append(tds, v2Trace(n))
+			tds = append(tds, fixtures.V2Trace(n))
 		}
 		files = append(files, writeTraces(t, filepath.Join(dir, fmt.Sprintf("v2-%d.json", f)), tds...))
 	}
@@ -196,17 +132,17 @@ func TestLearnV2ThroughSpans(t *testing.T) {
 // stove turned on and off, at most one of them a call.
 func randomStoveTrace(r *rand.Rand, n int) ptrace.Traces {
 	fork := false
-	var calls []toolCall
+	var calls []fixtures.ToolCall
 	for range 2 + r.IntN(8) {
 		switch tool := []string{"look", "move_fork", "turn_on_stove", "turn_off_stove"}[r.IntN(4)]; tool {
 		case "move_fork":
 			fork = !fork
-			calls = append(calls, toolCall{tool: tool, fork: fork})
+			calls = append(calls, fixtures.ToolCall{Tool: tool, Fork: fork})
 		default:
-			calls = append(calls, toolCall{tool: tool, fork: fork})
+			calls = append(calls, fixtures.ToolCall{Tool: tool, Fork: fork})
 		}
 	}
-	return stoveTrace(n, calls...)
+	return fixtures.StoveTrace(n, "", calls...)
 }
 
 // Counts are the model's sufficient statistic: merging the models of two
@@ -288,8 +224,8 @@ func TestLearnNewModelSkipsForbiddenMoves(t *testing.T) {
 	os.WriteFile(cfg, []byte(strings.Replace(string(cfgText), "model: "+stoveModel, "model: "+out, 1)), 0o600)
 	// look (00), the stove on with the fork put on the burner in one call
 	// (00 → 11: both change), the stove off (10), the fork off (00).
-	trace := writeTraces(t, filepath.Join(dir, "t.json"), stoveTrace(0, toolCall{tool: "look"},
-		toolCall{tool: "turn_on_stove", fork: true}, toolCall{tool: "turn_off_stove", fork: true}, toolCall{tool: "move_fork"}))
+	trace := writeTraces(t, filepath.Join(dir, "t.json"), fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "look"},
+		fixtures.ToolCall{Tool: "turn_on_stove", Fork: true}, fixtures.ToolCall{Tool: "turn_off_stove", Fork: true}, fixtures.ToolCall{Tool: "move_fork"}))
 
 	code, stdout, errs := runCmd("learn", "--config", cfg, "-o", out, trace)
 	if code != 0 {

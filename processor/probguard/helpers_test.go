@@ -3,11 +3,9 @@ package probguard
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -19,69 +17,6 @@ import (
 	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/processor/probguard/internal/metadata"
 )
-
-// step is one tool call of the stove agent: the tool, and whether the fork
-// is on the burner after it (the environment state the agent reports).
-type step struct {
-	tool string
-	fork bool
-}
-
-var epoch = time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
-
-// stoveTrace is one run of the stove agent as the GenAI semantic
-// conventions trace it: an invoke_agent root and one execute_tool span a
-// step, a second apart. conversation, if set, is gen_ai.conversation.id.
-func stoveTrace(n int, conversation string, steps ...step) ptrace.Traces {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "household-agent")
-	ss := rs.ScopeSpans().AppendEmpty()
-	ss.Scope().SetName("opentelemetry.instrumentation.genai")
-	var tid pcommon.TraceID
-	binary.BigEndian.PutUint64(tid[8:], uint64(n)+1)
-	start := epoch.Add(time.Duration(n) * time.Minute)
-	root := ss.Spans().AppendEmpty()
-	root.SetTraceID(tid)
-	root.SetSpanID(spanID(n, 0))
-	root.SetName("invoke_agent household_agent")
-	root.SetKind(ptrace.SpanKindInternal)
-	root.Attributes().PutStr("gen_ai.operation.name", "invoke_agent")
-	root.Attributes().PutStr("gen_ai.agent.name", "household_agent")
-	if conversation != "" {
-		root.Attributes().PutStr("gen_ai.conversation.id", conversation)
-	}
-	root.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
-	root.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Duration(len(steps)+1) * time.Second)))
-	for i, st := range steps {
-		sp := ss.Spans().AppendEmpty()
-		sp.SetTraceID(tid)
-		sp.SetSpanID(spanID(n, i+1))
-		sp.SetParentSpanID(root.SpanID())
-		sp.SetName("execute_tool " + st.tool)
-		sp.Attributes().PutStr("gen_ai.operation.name", "execute_tool")
-		sp.Attributes().PutStr("gen_ai.tool.name", st.tool)
-		sp.Attributes().PutStr("gen_ai.tool.call.id", fmt.Sprintf("call_%d_%d", n, i))
-		sp.Attributes().PutBool("env.fork_on_burner", st.fork)
-		at := start.Add(time.Duration(i+1) * time.Second)
-		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(at))
-		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(at.Add(200 * time.Millisecond)))
-	}
-	return td
-}
-
-func spanID(trace, i int) pcommon.SpanID {
-	var id pcommon.SpanID
-	binary.BigEndian.PutUint32(id[:4], uint32(trace)+1)
-	binary.BigEndian.PutUint32(id[4:], uint32(i)+1)
-	return id
-}
-
-// v2Trace is spec V2's trace: six events in s0, then one in s1 (knob on).
-func v2Trace(n int) ptrace.Traces {
-	return stoveTrace(n, "", step{tool: "look"}, step{tool: "look"}, step{tool: "look"}, step{tool: "look"},
-		step{tool: "look"}, step{tool: "look"}, step{tool: "turn_on_stove"})
-}
 
 func newTestProcessor(t testing.TB, cfg *Config, set processor.Settings) (*probProcessor, *consumertest.TracesSink) {
 	t.Helper()

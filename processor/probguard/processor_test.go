@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 	"github.com/agentguard/agentguard/internal/core/guard"
+	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
 func stoveConfig(t *testing.T) *Config {
@@ -27,9 +28,9 @@ func stoveConfig(t *testing.T) *Config {
 // was never seen in training.
 func TestAnnotatesTheRightSpans(t *testing.T) {
 	p, sink := newTestProcessor(t, stoveConfig(t), nopSettings())
-	in := feed(t, p, stoveTrace(0, "",
-		step{tool: "look"}, step{tool: "look"}, step{tool: "turn_on_stove"},
-		step{tool: "stir", fork: true}, step{tool: "turn_off_stove", fork: true}))
+	in := feed(t, p, fixtures.StoveTrace(0, "",
+		fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"},
+		fixtures.ToolCall{Tool: "stir", Fork: true}, fixtures.ToolCall{Tool: "turn_off_stove", Fork: true}))
 	shutdown(t, p)
 	if out := spanCount(sink); out != in {
 		t.Fatalf("%d spans in, %d out", in, out)
@@ -48,7 +49,7 @@ func TestExplanationOnTheSpan(t *testing.T) {
 	cfg := stoveConfig(t)
 	cfg.Threshold = 0.97
 	p, sink := newTestProcessor(t, cfg, nopSettings())
-	feed(t, p, stoveTrace(0, "", step{tool: "turn_on_stove"}))
+	feed(t, p, fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "turn_on_stove"}))
 	shutdown(t, p)
 	span := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
 	a := span.Events().At(0).Attributes().AsRaw()
@@ -65,7 +66,7 @@ func TestReportEveryAndUnknownPass(t *testing.T) {
 	cfg := stoveConfig(t)
 	cfg.Report, cfg.UnknownState = guard.ReportEvery, guard.UnknownPass
 	p, sink := newTestProcessor(t, cfg, nopSettings())
-	feed(t, p, stoveTrace(0, "", step{tool: "look"}, step{tool: "look"}, step{tool: "look", fork: true}))
+	feed(t, p, fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "look", Fork: true}))
 	shutdown(t, p)
 	want := []string{"execute_tool look risk 00 0.9599", "execute_tool look risk 00 0.9599"}
 	if got := annotations(sink); !slices.Equal(got, want) {
@@ -80,9 +81,9 @@ func TestLatchedAcrossTracesOfAConversation(t *testing.T) {
 	cfg := stoveConfig(t)
 	cfg.GroupBy = "conversation"
 	p, sink := newTestProcessor(t, cfg, nopSettings())
-	feed(t, p, stoveTrace(0, "conv-1", step{tool: "turn_on_stove"}))
+	feed(t, p, fixtures.StoveTrace(0, "conv-1", fixtures.ToolCall{Tool: "turn_on_stove"}))
 	p.forward(t.Context(), p.expireAt(time.Now().Add(5*time.Second)))
-	feed(t, p, stoveTrace(1, "conv-1", step{tool: "stir", fork: true}))
+	feed(t, p, fixtures.StoveTrace(1, "conv-1", fixtures.ToolCall{Tool: "stir", Fork: true}))
 	shutdown(t, p)
 	want := []string{"execute_tool stir risk 11 0.0000 violation"}
 	if got := annotations(sink); !slices.Equal(got, want) {
@@ -94,7 +95,7 @@ func TestLatchedAcrossTracesOfAConversation(t *testing.T) {
 // latch and the crossing state carry over, and nothing is lost.
 func TestLateSpansContinueTheirGroup(t *testing.T) {
 	p, sink := newTestProcessor(t, stoveConfig(t), nopSettings())
-	whole := stoveTrace(0, "", step{tool: "turn_on_stove"}, step{tool: "stir", fork: true})
+	whole := fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "turn_on_stove"}, fixtures.ToolCall{Tool: "stir", Fork: true})
 	first, rest := splitAfter(whole, 2) // the root and turn_on_stove
 	in := feed(t, p, first)
 	p.forward(t.Context(), p.expireAt(time.Now().Add(5*time.Second)))
@@ -116,11 +117,11 @@ func TestResponseProperty(t *testing.T) {
 	}
 	cfg.Threshold = 0.99
 	p, sink := newTestProcessor(t, cfg, nopSettings())
-	steps := []step{{tool: "turn_on_stove"}}
+	steps := []fixtures.ToolCall{{Tool: "turn_on_stove"}}
 	for range 6 {
-		steps = append(steps, step{tool: "look"})
+		steps = append(steps, fixtures.ToolCall{Tool: "look"})
 	}
-	feed(t, p, stoveTrace(0, "", steps...))
+	feed(t, p, fixtures.StoveTrace(0, "", steps...))
 	shutdown(t, p)
 	got := annotations(sink)
 	if len(got) != 2 || !strings.HasPrefix(got[0], "execute_tool turn_on_stove risk 01") || !strings.HasSuffix(got[1], "violation") {
@@ -143,7 +144,7 @@ func TestOnlineLearningWritesTheV2Model(t *testing.T) {
 	cfg.Learn.Output = filepath.Join(dir, "online.json")
 	p, sink := newTestProcessor(t, cfg, nopSettings())
 	for n := range 30 {
-		feed(t, p, v2Trace(n))
+		feed(t, p, fixtures.V2Trace(n))
 	}
 	shutdown(t, p)
 	if len(annotations(sink)) != 0 {
@@ -170,7 +171,7 @@ func TestFailedWriteKeepsThePreviousModel(t *testing.T) {
 	}
 	cfg.Learn.Output = filepath.Join(t.TempDir(), "missing-dir", "online.json")
 	p, _ := newTestProcessor(t, cfg, nopSettings())
-	feed(t, p, v2Trace(0))
+	feed(t, p, fixtures.V2Trace(0))
 	shutdown(t, p)
 	if _, err := os.Stat(cfg.Learn.Output); !os.IsNotExist(err) {
 		t.Errorf("a file appeared: %v", err)
@@ -183,7 +184,7 @@ func TestServeSwapsInTheLearnedModel(t *testing.T) {
 	cfg := stoveConfig(t)
 	cfg.Learn = &LearnConfig{Output: filepath.Join(t.TempDir(), "online.json"), Serve: true}
 	p, _ := newTestProcessor(t, cfg, nopSettings())
-	feed(t, p, stoveTrace(0, "", step{tool: "look", fork: true}))
+	feed(t, p, fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "look", Fork: true}))
 	p.forward(t.Context(), p.expireAt(time.Now().Add(2*time.Minute))) // scored, and its group ended
 	if d := p.served.guard.Step(&guard.Run{}, 0b01); d.Known {
 		t.Fatal("s2 known before learning")

@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
 // metricsOf reads the processor's instruments: counters and gauges by name
@@ -60,9 +62,9 @@ func TestSelfMetrics(t *testing.T) {
 	cfg := stoveConfig(t)
 	cfg.Learn = &LearnConfig{Output: filepath.Join(t.TempDir(), "online.json")}
 	p, _ := newTestProcessor(t, cfg, set)
-	feed(t, p, stoveTrace(0, "",
-		step{tool: "look"}, step{tool: "turn_on_stove"}, step{tool: "stir", fork: true},
-		step{tool: "turn_off_stove", fork: true}, step{tool: "look", fork: true}))
+	feed(t, p, fixtures.StoveTrace(0, "",
+		fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"}, fixtures.ToolCall{Tool: "stir", Fork: true},
+		fixtures.ToolCall{Tool: "turn_off_stove", Fork: true}, fixtures.ToolCall{Tool: "look", Fork: true}))
 	shutdown(t, p)
 
 	got := metricsOf(t, reader)
