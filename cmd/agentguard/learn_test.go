@@ -60,20 +60,6 @@ func v2Files(t *testing.T) []string {
 	return files
 }
 
-func readModelFile(t *testing.T, path string) *dtmc.Model {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := dtmc.ReadModel(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func mustLearn(t *testing.T, args ...string) string {
 	t.Helper()
 	code, out, errs := runCmd(append([]string{"learn", "--config", stoveConfig}, args...)...)
@@ -90,7 +76,7 @@ func TestLearnV2ThroughSpans(t *testing.T) {
 	out := filepath.Join(dir, "stove.json")
 	report := mustLearn(t, append([]string{"-o", out}, v2Files(t)...)...)
 
-	m := readModelFile(t, out)
+	m := fixtures.Model(t, out)
 	c := m.Counts()
 	if c.Pair(s00, s00) != 150 || c.Pair(s00, s01) != 30 || c.Pair(s01, dtmc.End) != 30 || c.Traces() != 30 || len(c.Pairs()) != 3 {
 		t.Errorf("counts %+v, want n(s0,s0)=150 n(s0,s1)=30 n(s1,end)=30 over 30 traces", c.Pairs())
@@ -171,12 +157,12 @@ func TestLearnMergeIsLearningOnTheUnion(t *testing.T) {
 	out := mustLearn(t, "--merge", a, "--merge", b, "-o", merged)
 	mustLearn(t, append([]string{"--merge", a, "-o", mixed}, shardB...)...)
 
-	want := readModelFile(t, all).Counts()
+	want := fixtures.Model(t, all).Counts()
 	if want.Traces() != 40 || len(want.Pairs()) < 8 {
 		t.Fatalf("the union's counts are too plain to test merging: %d traces, %v", want.Traces(), want.Pairs())
 	}
 	for _, path := range []string{merged, mixed} {
-		if got := readModelFile(t, path).Counts(); !got.Equal(want) {
+		if got := fixtures.Model(t, path).Counts(); !got.Equal(want) {
 			t.Errorf("%s: counts %v (%d traces), want %v", filepath.Base(path), got.Pairs(), got.Traces(), want.Pairs())
 		}
 	}
@@ -234,7 +220,7 @@ func TestLearnNewModelSkipsForbiddenMoves(t *testing.T) {
 	if want := "warning: valid_transitions: 1 move not counted: 00 → 11: 2 predicates change, max_changes is 1"; !strings.Contains(errs, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, errs)
 	}
-	c := readModelFile(t, out).Counts()
+	c := fixtures.Model(t, out).Counts()
 	got := c.Pairs()
 	want := []dtmc.PairCount{{From: s00, To: dtmc.End, N: 1}, {From: s10, To: s00, N: 1}, {From: s11, To: s10, N: 1}}
 	if !slices.Equal(got, want) || c.Starts(s00) != 1 {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/agentguard/agentguard/internal/core/guard"
@@ -73,14 +72,7 @@ func BenchmarkPerEvent(b *testing.B) {
 // spans/s are what to compare.
 func BenchmarkThroughput(b *testing.B) {
 	tmpl := benchTrace(false)
-	b.Run("passthrough", func(b *testing.B) {
-		p, err := processorhelper.NewTraces(context.Background(), processortest.NewNopSettings(metadata.Type), &Config{},
-			fixtures.NopTraces{}, func(_ context.Context, td ptrace.Traces) (ptrace.Traces, error) { return td, nil })
-		if err != nil {
-			b.Fatal(err)
-		}
-		fixtures.Throughput(b, tmpl, p.ConsumeTraces, func() {})
-	})
+	b.Run("passthrough", func(b *testing.B) { fixtures.PassThrough(b, metadata.Type, tmpl) })
 	b.Run("probguard", func(b *testing.B) {
 		cfg, err := loadConfig(&testing.T{}, "stove")
 		if err != nil {

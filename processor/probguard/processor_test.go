@@ -150,7 +150,7 @@ func TestOnlineLearningWritesTheV2Model(t *testing.T) {
 	if len(annotations(sink)) != 0 {
 		t.Errorf("learning only annotated %q", annotations(sink))
 	}
-	m := readModel(t, cfg.Learn.Output)
+	m := fixtures.Model(t, cfg.Learn.Output)
 	if !m.Counts().Equal(stoveModel(t).Counts()) {
 		t.Errorf("counts %v", m.Counts().Pairs())
 	}
@@ -200,22 +200,8 @@ func TestServeSwapsInTheLearnedModel(t *testing.T) {
 	shutdown(t, p)
 }
 
-func readModel(t *testing.T, path string) *dtmc.Model {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := dtmc.ReadModel(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func stoveModel(t *testing.T) *dtmc.Model {
-	return readModel(t, filepath.Join("testdata", "stove.json"))
+	return fixtures.Model(t, filepath.Join("testdata", "stove.json"))
 }
 
 func psafe(t *testing.T, m *dtmc.Model, s dtmc.State) float64 {

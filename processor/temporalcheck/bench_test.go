@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/agentguard/agentguard/internal/fixtures"
@@ -18,14 +16,7 @@ import (
 // one trace; ns/span and spans/s are what to compare.
 func BenchmarkThroughput(b *testing.B) {
 	tmpl := fixtures.Traces(b, "adk-weather/adk-bad-43-0.json")
-	b.Run("passthrough", func(b *testing.B) {
-		p, err := processorhelper.NewTraces(context.Background(), processortest.NewNopSettings(metadata.Type), &Config{},
-			fixtures.NopTraces{}, func(_ context.Context, td ptrace.Traces) (ptrace.Traces, error) { return td, nil })
-		if err != nil {
-			b.Fatal(err)
-		}
-		fixtures.Throughput(b, tmpl, p.ConsumeTraces, func() {})
-	})
+	b.Run("passthrough", func(b *testing.B) { fixtures.PassThrough(b, metadata.Type, tmpl) })
 	b.Run("temporalcheck", func(b *testing.B) {
 		cfg, err := loadConfig(&testing.T{}, "paper")
 		if err != nil {
