@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Smoke test of the built distribution: start it on loopback with the weather
-# agents example, post the paper's failing run as OTLP/JSON, and expect te1's
-# violations as WARN log records from the verdictlogs connector.
+# Smoke test of the built distribution: start it on loopback with both
+# examples' configurations, post the paper's failing run and a real household
+# episode that turns unsafe as OTLP/JSON, and expect te1's violations and
+# probguard's risk warning and violation as WARN log records from the
+# verdictlogs connector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=./dist/otelcol-agentguard
 port=$(( 20000 + RANDOM % 20000 ))
 log=$(mktemp)
 AGENTGUARD_OTLP_HTTP=127.0.0.1:$port AGENTGUARD_DEBUG_VERBOSITY=detailed \
-  "$bin" --config examples/weather-agents/collector.yaml >"$log" 2>&1 &
+  "$bin" --config examples/weather-agents/collector.yaml --config examples/household/collector.yaml >"$log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 1 100); do
@@ -16,17 +18,19 @@ for _ in $(seq 1 100); do
   kill -0 $pid 2>/dev/null || { cat "$log"; echo "smoke: the collector exited"; exit 1; }
   sleep 0.1
 done
-for f in testdata/traces/adk-weather/adk-bad-43-0.json testdata/traces/adk-weather/adk-bad-43-1.json; do
+for f in testdata/traces/adk-weather/adk-bad-43-0.json testdata/traces/adk-weather/adk-bad-43-1.json \
+  testdata/traces/household-langgraph/ep-004.json; do
   curl -sf -X POST -H 'Content-Type: application/json' --data-binary @"$f" "http://127.0.0.1:$port/v1/traces" >/dev/null
 done
 # group_timeout has not passed; the verdicts within the traces come after wait/root_wait.
 for _ in $(seq 1 100); do
-  [ "$(grep -c 'SeverityText: WARN' "$log")" -ge 2 ] && break
+  [ "$(grep -c 'SeverityText: WARN' "$log")" -ge 4 ] && break
   sleep 0.1
 done
 kill $pid; wait $pid 2>/dev/null || true
 warns=$(grep -c 'SeverityText: WARN' "$log" || true)
-if [ "$warns" -lt 2 ] || ! grep -q 'FAILURE from event 3 to 4' "$log"; then
-  cat "$log"; echo "smoke: expected te1's two violations as WARN log records, saw $warns"; exit 1
+if [ "$warns" -lt 4 ] || ! grep -q 'FAILURE from event 3 to 4' "$log" \
+  || ! grep -q 'P(stay safe) = 0.5372 < 0.7' "$log" || ! grep -q 'unsafe state reached (hazard)' "$log"; then
+  cat "$log"; echo "smoke: expected te1's two violations and probguard's risk and violation as WARN log records, saw $warns"; exit 1
 fi
-echo "smoke: otelcol-agentguard reported $warns violations as log records"
+echo "smoke: otelcol-agentguard reported $warns warnings as log records (temporalcheck's violations, probguard's risk and violation)"
