@@ -36,7 +36,7 @@ type probProcessor struct {
 	mu       sync.Mutex
 	buf      *tracebuffer.Buffer
 	served   *servedModel // nil: learning only
-	groups   map[string]*group
+	groups   *hold.Recent[*group]
 	learner  *onlineLearner // nil without learn
 	warnings *hold.Warnings
 	held     *hold.Gauge
@@ -45,19 +45,18 @@ type probProcessor struct {
 }
 
 // group is one open group's state: its run through the guard, its path
-// through learning, and when it last had an event.
+// through learning, and its events so far.
 type group struct {
 	run    guard.Run
 	path   guard.Path
 	events int // scored so far
-	seen   time.Time
 }
 
 func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Traces, src *events.Source, tel *metadata.TelemetryBuilder) (*probProcessor, error) {
 	p := &probProcessor{
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, src: src, now: time.Now,
 		buf:      hold.Buffer(cfg.Wait, cfg.RootWait, cfg.MaxTraces, cfg.MaxSpansPerTrace),
-		groups:   map[string]*group{},
+		groups:   hold.NewRecent[*group](),
 		warnings: hold.NewWarnings(set.Logger),
 		held:     hold.NewGauge(tel.TracesHeld),
 	}
@@ -137,7 +136,7 @@ func (p *probProcessor) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
 	out := p.release(ctx, p.buf.Flush())
 	p.recordHeld(ctx)
-	for key := range p.groups {
+	for _, key := range p.groups.Keys() {
 		p.endGroup(key)
 	}
 	p.mu.Unlock()
@@ -176,8 +175,7 @@ func (p *probProcessor) score(ctx context.Context, td ptrace.Traces) {
 	}
 	now := p.now()
 	for _, g := range groups {
-		st := p.group(g.Key)
-		st.seen = now
+		st := p.groups.Touch(g.Key, now, func() *group { return &group{} })
 		for _, ev := range g.Events {
 			st.events++
 			p.learn(ctx, st, ev.Bits)
@@ -217,34 +215,17 @@ func (p *probProcessor) learn(ctx context.Context, st *group, bits uint64) {
 	}
 }
 
-func (p *probProcessor) group(key string) *group {
-	st, ok := p.groups[key]
-	if !ok {
-		st = &group{}
-		p.groups[key] = st
-	}
-	return st
-}
-
 // endIdleGroups ends the groups without an event for GroupTimeout.
 func (p *probProcessor) endIdleGroups(now time.Time) {
-	for key, st := range p.groups {
-		if now.Sub(st.seen) >= p.cfg.GroupTimeout {
-			p.endGroup(key)
-		}
+	for _, key := range p.groups.Idle(now, p.cfg.GroupTimeout) {
+		p.endGroup(key)
 	}
 }
 
 // boundGroups ends the least recently active groups past MaxTraces.
 func (p *probProcessor) boundGroups() {
-	for len(p.groups) > p.cfg.MaxTraces {
-		var oldest string
-		var at time.Time
-		for key, st := range p.groups {
-			if oldest == "" || st.seen.Before(at) {
-				oldest, at = key, st.seen
-			}
-		}
+	for p.groups.Len() > p.cfg.MaxTraces {
+		oldest, _, _ := p.groups.Oldest()
 		p.tel.GroupsEndedEarly.Add(context.Background(), 1)
 		p.warnOnce("groups", "more open groups than max_traces: the least recently active was ended early", zap.String("group", oldest))
 		p.endGroup(oldest)
@@ -253,10 +234,9 @@ func (p *probProcessor) boundGroups() {
 
 // endGroup ends a group's run: learning counts its move to end.
 func (p *probProcessor) endGroup(key string) {
-	if st, ok := p.groups[key]; ok && p.learner != nil {
+	if st, ok := p.groups.Remove(key); ok && p.learner != nil {
 		p.learner.End(&st.path)
 	}
-	delete(p.groups, key)
 	p.src.Forget(key)
 }
 

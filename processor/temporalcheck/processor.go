@@ -34,7 +34,7 @@ type temporalProcessor struct {
 	mu         sync.Mutex
 	buf        *tracebuffer.Buffer
 	runner     *assertion.Runner
-	groupsSeen map[string]time.Time // attribute groups: when their last trace was evaluated
+	groupsSeen *hold.Recent[struct{}] // attribute groups, by when their last trace was evaluated
 	warnings   *hold.Warnings
 	held       *hold.Gauge
 	lastEvent  map[string]ptrace.Span // per group, the last event of the traces just evaluated, not yet passed on
@@ -53,7 +53,7 @@ func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Tr
 		runner: assertion.NewRunner(compiled, assertion.Options{
 			Passes: cfg.Report == ReportAll, MaxEventsPerGroup: cfg.MaxEventsPerGroup,
 		}),
-		groupsSeen: map[string]time.Time{},
+		groupsSeen: hold.NewRecent[struct{}](),
 		warnings:   hold.NewWarnings(set.Logger),
 		held:       hold.NewGauge(tel.TracesHeld),
 		lastEvent:  map[string]ptrace.Span{},
@@ -139,7 +139,7 @@ func (p *temporalProcessor) evaluate(ctx context.Context, traces []*tracebuffer.
 			p.lastEvent[key] = events[len(events)-1].Span
 		}
 		if !perTrace {
-			p.groupsSeen[key] = p.now()
+			p.groupsSeen.Touch(key, p.now(), func() struct{} { return struct{}{} })
 		}
 		p.tel.EventsPerGroup.Record(ctx, int64(len(events)))
 		p.tel.EvaluationTime.Record(ctx, time.Since(start).Seconds())
@@ -173,24 +173,15 @@ func (p *temporalProcessor) report(ctx context.Context, vs []assertion.Verdict) 
 
 // endIdleGroups ends the attribute groups without a trace for GroupTimeout.
 func (p *temporalProcessor) endIdleGroups(ctx context.Context) {
-	now := p.now()
-	for key, seen := range p.groupsSeen {
-		if now.Sub(seen) >= p.cfg.GroupTimeout {
-			p.endGroup(ctx, key)
-		}
+	for _, key := range p.groupsSeen.Idle(p.now(), p.cfg.GroupTimeout) {
+		p.endGroup(ctx, key)
 	}
 }
 
 // boundGroups ends the least recently active groups past MaxTraces.
 func (p *temporalProcessor) boundGroups(ctx context.Context) {
-	for len(p.groupsSeen) > p.cfg.MaxTraces {
-		var oldest string
-		var at time.Time
-		for key, seen := range p.groupsSeen {
-			if oldest == "" || seen.Before(at) {
-				oldest, at = key, seen
-			}
-		}
+	for p.groupsSeen.Len() > p.cfg.MaxTraces {
+		oldest, _, _ := p.groupsSeen.Oldest()
 		p.warnOnce("groups", "more open groups than max_traces: the least recently active was ended early", zap.String("group", oldest))
 		p.endGroup(ctx, oldest)
 	}
@@ -200,7 +191,7 @@ func (p *temporalProcessor) boundGroups(ctx context.Context) {
 // an evaluate, whose traces are not yet passed on: if the group's last trace
 // is among them, its end-of-sequence verdicts go on that trace's last event.
 func (p *temporalProcessor) endGroup(ctx context.Context, key string) {
-	delete(p.groupsSeen, key)
+	p.groupsSeen.Remove(key)
 	p.events.forget(key)
 	vs := p.runner.Finish(key)
 	if span, ok := p.lastEvent[key]; ok {

@@ -3,6 +3,8 @@ package hold
 import (
 	"context"
 	"errors"
+	"slices"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,5 +89,46 @@ func TestWarningsOncePerKind(t *testing.T) {
 	w.Once("early", "early release")
 	if logs.Len() != 2 {
 		t.Errorf("%d warnings logged, want one per kind: %v", logs.Len(), logs.All())
+	}
+}
+
+func TestRecentOrdersByLastActivity(t *testing.T) {
+	r := NewRecent[*int]()
+	t0 := time.Unix(0, 0)
+	made := 0
+	create := func() *int { made++; v := made; return &v }
+	r.Touch("a", t0, create)
+	r.Touch("b", t0.Add(time.Second), create)
+	r.Touch("c", t0.Add(2*time.Second), create)
+	if v := r.Touch("a", t0.Add(3*time.Second), create); *v != 1 || made != 3 {
+		t.Fatalf("touching a again made a new value: %d (%d made)", *v, made)
+	}
+	if k, _, _ := r.Oldest(); k != "b" {
+		t.Errorf("oldest %q, want b", k)
+	}
+	if got := r.Idle(t0.Add(3*time.Second), 1500*time.Millisecond); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("idle %v, want [b]", got)
+	}
+	if v, ok := r.Remove("c"); !ok || *v != 3 || r.Len() != 2 {
+		t.Errorf("remove c: %v %v, %d left", v, ok, r.Len())
+	}
+	if got := r.Keys(); !slices.Equal(got, []string{"b", "a"}) {
+		t.Errorf("keys %v", got)
+	}
+}
+
+// Ending the least recently active of many groups is not a scan of them all.
+func BenchmarkRecentEvictAtBound(b *testing.B) {
+	const bound = 100_000
+	r := NewRecent[struct{}]()
+	now := time.Unix(0, 0)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		now = now.Add(time.Microsecond)
+		r.Touch(strconv.Itoa(i), now, func() struct{} { return struct{}{} })
+		for r.Len() > bound {
+			k, _, _ := r.Oldest()
+			r.Remove(k)
+		}
 	}
 }
