@@ -87,3 +87,29 @@ func TestSelfMetrics(t *testing.T) {
 		t.Errorf("no model age in %v", got)
 	}
 }
+
+// Past max_traces, traces are scored early and groups ended early: counted,
+// and every span still passes.
+func TestBoundsAreCountedAndLoseNothing(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	set := nopSettings()
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	cfg := stoveConfig(t)
+	cfg.MaxTraces = 2
+	p, sink := newTestProcessor(t, cfg, set)
+	in := 0
+	for n := range 10 {
+		in += feed(t, p, fixtures.V2Trace(n))
+		if p.groups.Len() > 2 {
+			t.Fatalf("%d open groups past max_traces 2", p.groups.Len())
+		}
+	}
+	shutdown(t, p)
+	if out := spanCount(sink); out != in {
+		t.Errorf("%d spans in, %d out", in, out)
+	}
+	got := metricsOf(t, reader)
+	if got["otelcol_processor_probguard_traces_released_early{reason=evicted}"] == 0 || got["otelcol_processor_probguard_groups_ended_early"] == 0 {
+		t.Errorf("early releases and group ends not counted: %v", got)
+	}
+}
