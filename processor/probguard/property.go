@@ -47,10 +47,6 @@ func (p *Property) Unmarshal(conf *confmap.Conf) error {
 		if !ok {
 			return fmt.Errorf("property: unknown kind %q: valid kinds are %s", kind, kindList())
 		}
-		sub, err := conf.Sub(kind)
-		if err != nil {
-			return fmt.Errorf("property %s: %w", kind, err)
-		}
 		m, isMap := params.(map[string]any)
 		if params != nil && !isMap {
 			return fmt.Errorf("property %s: want a map of %v, got %T", kind, allowed, params)
@@ -59,6 +55,10 @@ func (p *Property) Unmarshal(conf *confmap.Conf) error {
 			if !slices.Contains(allowed, key) {
 				return fmt.Errorf("property %s: unknown key %q (valid keys: %v)", kind, key, allowed)
 			}
+		}
+		sub, err := conf.Sub(kind)
+		if err != nil {
+			return fmt.Errorf("property %s: %w", kind, err)
 		}
 		var body struct {
 			Horizon  int    `mapstructure:"horizon"`
