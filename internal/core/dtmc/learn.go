@@ -215,7 +215,7 @@ func (m *Model) row(i int) []Transition {
 	}
 	var succ []int
 	for j, t := range m.states {
-		if m.valid.move(s, t) == "" {
+		if m.valid.allowed(s, t) {
 			succ = append(succ, j)
 		}
 	}
@@ -312,7 +312,12 @@ func (m *Model) Disallowed(from, to State) string {
 	case !m.valid.stateOK(from):
 		return fmt.Sprintf("%s violates valid_states", from.Name(n))
 	case m.valid.isAbsorbing(from):
-		return "" // counted, and ignored: an absorbing row is fixed
+		// Counted, and ignored (an absorbing row is fixed), if the state
+		// moved to can occur at all.
+		if to != End && !m.valid.stateOK(to) {
+			return fmt.Sprintf("%s violates valid_states", to.Name(n))
+		}
+		return ""
 	}
 	return m.valid.move(from, to)
 }

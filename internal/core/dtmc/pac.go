@@ -97,7 +97,7 @@ func (m *Model) pacState(i int, eps, delta, factor float64) PACState {
 	s := m.states[i]
 	st := PACState{Name: m.StateName(i), Visits: m.Visits(i)}
 	for _, t := range m.states {
-		if m.valid.move(s, t) == "" {
+		if m.valid.allowed(s, t) {
 			st.HStar = max(st.HStar, TransitionBound(st.Visits, m.counts.Pair(s, t), eps, delta))
 		}
 	}

@@ -94,23 +94,35 @@ func (v *validity) isAbsorbing(s State) bool {
 	return s == End || (v.absorbing != nil && v.absorbing.Eval(uint64(s)))
 }
 
-// move returns "" if s → t is valid, else the rule it breaks.
-func (v *validity) move(s, t State) string {
+// allowed reports whether s → t is valid: move without the message, for
+// the loops over every pair of states.
+func (v *validity) allowed(s, t State) bool {
 	switch {
 	case s == t:
+		return true
+	case v.isAbsorbing(s):
+		return false
+	case t == End:
+		return true
+	}
+	return v.stateOK(t) && (v.maxChanges == 0 || changes(s, t) <= v.maxChanges) &&
+		uint64(s)&^uint64(t)&v.irreversible == 0 && !v.forbidden[[2]State{s, t}]
+}
+
+// move returns "" if s → t is valid, else the rule it breaks.
+func (v *validity) move(s, t State) string {
+	if v.allowed(s, t) {
 		return ""
+	}
+	switch {
 	case v.isAbsorbing(s):
 		return fmt.Sprintf("%s is absorbing", s.Name(v.n))
-	case t == End:
-		return ""
 	case !v.stateOK(t):
 		return fmt.Sprintf("%s violates valid_states", t.Name(v.n))
 	case v.maxChanges > 0 && changes(s, t) > v.maxChanges:
 		return fmt.Sprintf("%d predicates change, max_changes is %d", changes(s, t), v.maxChanges)
 	case uint64(s)&^uint64(t)&v.irreversible != 0:
 		return "an irreversible predicate turns back to false"
-	case v.forbidden[[2]State{s, t}]:
-		return "the pair is forbidden"
 	}
-	return ""
+	return "the pair is forbidden"
 }

@@ -153,7 +153,12 @@ func (g *Guard) Step(r *Run, bits uint64) Decision {
 	if ok {
 		d.Index, d.Known = i, g.seen[i]
 	}
-	if ok && (d.Known || d.Violation) {
+	switch {
+	case d.Violation:
+		// P_safe is 0 in the unsafe state by definition, whether the model
+		// holds the state or not (past 12 predicates, only those it saw).
+		d.PSafe, d.Below = 0, true
+	case d.Known:
 		d.PSafe, d.Evidence = g.score(i, r.q)
 		d.Below = d.PSafe < g.opts.Threshold
 	}

@@ -247,3 +247,52 @@ func TestExplanationNamesTheRiskiestChange(t *testing.T) {
 		t.Errorf("explanation\n got %q\nwant %q", got, want)
 	}
 }
+
+// A move out of an absorbing state into a state valid_states excludes is
+// skipped: counted, it would make every later learning of the table fail.
+func TestLearnerSkipsMovesOutOfTheStateSpace(t *testing.T) {
+	l, err := NewLearner(dtmc.Spec{Predicates: []string{"a", "b"}, Rules: dtmc.Rules{Absorbing: "a", ValidStates: "not (a and b)"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Path
+	var skipped []string
+	for _, bits := range []uint64{0b00, 0b01, 0b11} {
+		if why := l.Step(&p, bits); why != "" {
+			skipped = append(skipped, why)
+		}
+	}
+	l.End(&p)
+	if len(skipped) != 1 || !strings.Contains(skipped[0], "violates valid_states") {
+		t.Errorf("skipped %q", skipped)
+	}
+	if _, err := dtmc.Learn(dtmc.Spec{Predicates: []string{"a", "b"}, Rules: dtmc.Rules{Absorbing: "a", ValidStates: "not (a and b)"}}, l.Counts()); err != nil {
+		t.Errorf("the counts no longer learn: %v", err)
+	}
+}
+
+// Past 12 predicates the state space is the states seen: an unsafe state
+// never seen is still a violation with P_safe 0, never NaN.
+func TestViolationOutsideTheStateSpace(t *testing.T) {
+	var preds []string
+	for i := range 13 {
+		preds = append(preds, string(rune('a'+i)))
+	}
+	c := dtmc.NewCounts()
+	if err := c.AddTrace([]dtmc.State{0, 0, 0b10}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := dtmc.Learn(dtmc.Spec{Predicates: preds}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGuard(t, m, Options{Property: dtmc.Property{Kind: dtmc.AlwaysSafe, Unsafe: "a"}, Threshold: 0.5, Report: ReportCrossing, Unknown: UnknownAlert})
+	var r Run
+	d := g.Step(&r, 0b01)
+	if !d.Violation || d.PSafe != 0 || !d.Below || !d.Report || d.Index != -1 {
+		t.Fatalf("%+v", d)
+	}
+	if d := g.Step(&r, 0); d.PSafe != 1 || d.Report {
+		t.Errorf("back in a seen state: %+v", d)
+	}
+}
