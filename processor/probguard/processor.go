@@ -113,7 +113,8 @@ func (p *probProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) err
 		out = append(out, late)
 	}
 	p.mu.Unlock()
-	return p.forward(ctx, out)
+	p.forward(ctx, out)
+	return nil
 }
 
 // expire scores the traces complete by now and ends idle groups.
@@ -140,13 +141,18 @@ func (p *probProcessor) Shutdown(ctx context.Context) error {
 		p.endGroup(key)
 	}
 	p.mu.Unlock()
-	err := p.forward(ctx, out)
+	p.forward(ctx, out)
 	p.maybeLearn(ctx, true)
-	return err
+	return nil
 }
 
-func (p *probProcessor) forward(ctx context.Context, batches []ptrace.Traces) error {
-	return hold.Forward(ctx, p.next, batches)
+// forward passes batches on. A refusal is counted and logged once, not
+// returned: the spans were accepted when they came in.
+func (p *probProcessor) forward(ctx context.Context, batches []ptrace.Traces) {
+	if refused, err := hold.Forward(ctx, p.next, batches); refused > 0 {
+		p.tel.ForwardFailures.Add(ctx, int64(refused))
+		p.warnOnce("forward", "the next consumer refused batches of spans; they are lost to this pipeline", zap.Int("batches", refused), zap.Error(err))
+	}
 }
 
 // release scores released traces and returns their spans.

@@ -2,9 +2,11 @@ package probguard
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -111,5 +113,30 @@ func TestBoundsAreCountedAndLoseNothing(t *testing.T) {
 	got := metricsOf(t, reader)
 	if got["otelcol_processor_probguard_traces_released_early{reason=evicted}"] == 0 || got["otelcol_processor_probguard_groups_ended_early"] == 0 {
 		t.Errorf("early releases and group ends not counted: %v", got)
+	}
+}
+
+// A refusal downstream is counted and logged, not returned: the spans were
+// accepted, and a sender that retried would send them twice.
+func TestRefusalDownstreamIsCountedNotReturned(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	set := nopSettings()
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	cfg := stoveConfig(t)
+	cfg.MaxTraces = 1 // the second trace forces the first out, through the failing consumer
+	pt, err := NewFactory().CreateTraces(context.Background(), set, cfg, consumertest.NewErr(errors.New("queue full")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range 2 {
+		if err := pt.ConsumeTraces(context.Background(), fixtures.V2Trace(n)); err != nil {
+			t.Fatalf("trace %d: %v", n, err)
+		}
+	}
+	if err := pt.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := metricsOf(t, reader)["otelcol_processor_probguard_forward_failures"]; got != 2 {
+		t.Errorf("forward failures %v, want 2", got)
 	}
 }

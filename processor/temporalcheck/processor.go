@@ -86,7 +86,8 @@ func (p *temporalProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces)
 		out = append(out, late)
 	}
 	p.mu.Unlock()
-	return p.forward(ctx, out)
+	p.forward(ctx, out)
+	return nil
 }
 
 // expire evaluates the traces complete by now and ends idle groups.
@@ -110,11 +111,17 @@ func (p *temporalProcessor) Shutdown(ctx context.Context) error {
 		p.endGroup(ctx, key)
 	}
 	p.mu.Unlock()
-	return p.forward(ctx, out)
+	p.forward(ctx, out)
+	return nil
 }
 
-func (p *temporalProcessor) forward(ctx context.Context, batches []ptrace.Traces) error {
-	return hold.Forward(ctx, p.next, batches)
+// forward passes batches on. A refusal is counted and logged once, not
+// returned: the spans were accepted when they came in.
+func (p *temporalProcessor) forward(ctx context.Context, batches []ptrace.Traces) {
+	if refused, err := hold.Forward(ctx, p.next, batches); refused > 0 {
+		p.tel.ForwardFailures.Add(ctx, int64(refused))
+		p.warnOnce("forward", "the next consumer refused batches of spans; they are lost to this pipeline", zap.Int("batches", refused), zap.Error(err))
+	}
 }
 
 // evaluate runs the assertions over released traces and annotates them.

@@ -6,6 +6,7 @@ package hold
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/consumer"
@@ -73,16 +74,21 @@ func (c *Clock) Stop() {
 	c.stop = nil
 }
 
-// Forward passes every batch on and returns the first error; a failed batch
-// does not keep the others back.
-func Forward(ctx context.Context, next consumer.Traces, batches []ptrace.Traces) error {
-	var first error
+// Forward passes every batch on and returns how many the next consumer
+// refused, and the first error; a refused batch does not keep the others
+// back. The spans were accepted when they came in, so the caller counts and
+// logs a refusal rather than returning it: a sender that retried would
+// send the spans that did pass a second time.
+func Forward(ctx context.Context, next consumer.Traces, batches []ptrace.Traces) (refused int, first error) {
 	for _, td := range batches {
-		if err := next.ConsumeTraces(ctx, td); err != nil && first == nil {
-			first = err
+		if err := next.ConsumeTraces(ctx, td); err != nil {
+			refused++
+			if first == nil {
+				first = err
+			}
 		}
 	}
-	return first
+	return refused, first
 }
 
 // Gauge keeps an up-down counter equal to a size it is told.
@@ -101,9 +107,10 @@ func (g *Gauge) Record(ctx context.Context, n int) {
 }
 
 // Warnings logs a kind of decision not taken the first time it happens; the
-// self-metrics count every occurrence. It is not safe for concurrent use.
+// self-metrics count every occurrence. It is safe for concurrent use.
 type Warnings struct {
 	logger *zap.Logger
+	mu     sync.Mutex
 	warned map[string]bool
 }
 
@@ -114,9 +121,12 @@ func NewWarnings(logger *zap.Logger) *Warnings {
 
 // Once logs msg at WARN if no warning of this kind was logged before.
 func (w *Warnings) Once(kind, msg string, fields ...zap.Field) {
-	if w.warned[kind] {
+	w.mu.Lock()
+	seen := w.warned[kind]
+	w.warned[kind] = true
+	w.mu.Unlock()
+	if seen {
 		return
 	}
-	w.warned[kind] = true
 	w.logger.Warn(msg+" (logged once; see the self-metrics)", fields...)
 }

@@ -59,9 +59,9 @@ func TestForwardPassesEveryBatch(t *testing.T) {
 		}
 		return sink.ConsumeTraces(ctx, td)
 	})
-	err := Forward(context.Background(), next, []ptrace.Traces{ptrace.NewTraces(), ptrace.NewTraces(), ptrace.NewTraces()})
-	if err == nil || err.Error() != "first fails" || len(sink.AllTraces()) != 2 {
-		t.Errorf("err %v, %d batches passed", err, len(sink.AllTraces()))
+	refused, err := Forward(context.Background(), next, []ptrace.Traces{ptrace.NewTraces(), ptrace.NewTraces(), ptrace.NewTraces()})
+	if refused != 1 || err == nil || err.Error() != "first fails" || len(sink.AllTraces()) != 2 {
+		t.Errorf("refused %d, err %v, %d batches passed", refused, err, len(sink.AllTraces()))
 	}
 }
 

@@ -20,6 +20,7 @@ type TelemetryBuilder struct {
 	TracesReleasedEarly metric.Int64Counter
 	LateSpans           metric.Int64Counter
 	PredicateErrors     metric.Int64Counter
+	ForwardFailures     metric.Int64Counter
 	GroupsEndedEarly    metric.Int64Counter
 }
 
@@ -64,6 +65,9 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 	errs = errors.Join(errs, err)
 	b.GroupsEndedEarly, err = m.Int64Counter("otelcol_processor_probguard_groups_ended_early",
 		metric.WithDescription("Groups ended before group_timeout because more than max_traces were open."), metric.WithUnit("{groups}"))
+	errs = errors.Join(errs, err)
+	b.ForwardFailures, err = m.Int64Counter("otelcol_processor_probguard_forward_failures",
+		metric.WithDescription("Batches of spans the next consumer refused; they are logged, not returned to the sender."), metric.WithUnit("{batches}"))
 	errs = errors.Join(errs, err)
 	return &b, errs
 }

@@ -16,6 +16,7 @@ type TelemetryBuilder struct {
 	EventsPerGroup      metric.Int64Histogram
 	EvaluationTime      metric.Float64Histogram
 	PredicateErrors     metric.Int64Counter
+	ForwardFailures     metric.Int64Counter
 	UnattachedVerdicts  metric.Int64Counter
 }
 
@@ -49,6 +50,9 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 	errs = errors.Join(errs, err)
 	b.UnattachedVerdicts, err = m.Int64Counter("otelcol_processor_temporalcheck_unattached_verdicts",
 		metric.WithDescription("Verdicts decided after the spans of their group had left; logged, not annotated."), metric.WithUnit("{verdicts}"))
+	errs = errors.Join(errs, err)
+	b.ForwardFailures, err = m.Int64Counter("otelcol_processor_temporalcheck_forward_failures",
+		metric.WithDescription("Batches of spans the next consumer refused; they are logged, not returned to the sender."), metric.WithUnit("{batches}"))
 	errs = errors.Join(errs, err)
 	return &b, errs
 }
