@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -79,6 +80,21 @@ type LearnConfig struct {
 	Serve bool `mapstructure:"serve"`
 }
 
+func (l *LearnConfig) validate(model string) error {
+	var errs []error
+	switch {
+	case l.Output == "":
+		errs = append(errs, errors.New("learn.output: required"))
+	case model != "" && filepath.Clean(l.Output) == filepath.Clean(model):
+		errs = append(errs, fmt.Errorf("learn.output: %s is also model: the live counts alone would replace the model's at the next start; write them elsewhere and merge with agentguard learn --merge", l.Output))
+	}
+	if l.Serve && model == "" {
+		errs = append(errs, errors.New("learn.serve: needs model, the counts the live ones are added to; without model probguard only learns"))
+	}
+	errs = append(errs, nonNegative("learn.every", l.Every))
+	return errors.Join(errs...)
+}
+
 // interval is how often the learned model is written.
 func (l *LearnConfig) interval() time.Duration {
 	if l.Every == 0 {
@@ -114,6 +130,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	if c.Learn != nil {
+		if _, err := c.loadLearned(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -135,10 +156,7 @@ func (c *Config) validateShape() error {
 		errs = append(errs, errors.New(`group_by: must be "trace_id", "conversation" or an attribute key`))
 	}
 	if c.Learn != nil {
-		if c.Learn.Output == "" {
-			errs = append(errs, errors.New("learn.output: required"))
-		}
-		errs = append(errs, nonNegative("learn.every", c.Learn.Every))
+		errs = append(errs, c.Learn.validate(c.Model))
 	}
 	errs = append(errs, positive("wait", c.Wait), nonNegative("root_wait", c.RootWait), positive("group_timeout", c.GroupTimeout))
 	for name, v := range map[string]int{"max_traces": c.MaxTraces, "max_spans_per_trace": c.MaxSpansPerTrace} {
@@ -213,6 +231,27 @@ func (c *Config) LoadModel() (*dtmc.Model, error) {
 	return m, c.Matches(m, c.Model)
 }
 
+// loadLearned reads learn.output if it exists (nil if not): a model of the
+// same abstraction, whose counts online learning goes on from.
+func (c *Config) loadLearned() (*dtmc.Model, error) {
+	f, err := os.Open(c.Learn.Output)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("learn.output: %w", err)
+	}
+	defer f.Close()
+	m, err := dtmc.ReadModel(f, c.Learn.Output)
+	if err == nil {
+		err = c.Matches(m, c.Learn.Output)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("learn.output holds counts to go on from, but: %w", err)
+	}
+	return m, nil
+}
+
 // Matches reports how a model's abstraction differs from the config's: the
 // predicates, in order, and the rules must be the same.
 func (c *Config) Matches(m *dtmc.Model, name string) error {
@@ -220,10 +259,28 @@ func (c *Config) Matches(m *dtmc.Model, name string) error {
 	if !slices.Equal(got.Predicates, want.Predicates) {
 		return fmt.Errorf("model %s: learned over the predicates %v, but the configuration declares %v: learn it again with agentguard learn --config", name, got.Predicates, want.Predicates)
 	}
+	if !sameSmoothing(got.Smoothing, want.Smoothing) {
+		return fmt.Errorf("model %s: learned with smoothing %+v, but the configuration says %+v", name, got.Smoothing, want.Smoothing)
+	}
 	if !rulesEqual(got.Rules, want.Rules) {
 		return fmt.Errorf("model %s: learned under valid_transitions %+v, but the configuration says %+v", name, got.Rules, want.Rules)
 	}
 	return nil
+}
+
+// sameSmoothing compares smoothings with their defaults filled in (laplace,
+// alpha 1), as a model file has them.
+func sameSmoothing(a, b dtmc.Smoothing) bool {
+	fill := func(s dtmc.Smoothing) dtmc.Smoothing {
+		if s.Mode == "" {
+			s.Mode = dtmc.Laplace
+		}
+		if s.Mode == dtmc.Laplace && s.Alpha == 0 {
+			s.Alpha = 1
+		}
+		return s
+	}
+	return fill(a) == fill(b)
 }
 
 func rulesEqual(a, b dtmc.Rules) bool {

@@ -56,10 +56,19 @@ type onlineLearner struct {
 	written time.Time // when learn.output was last written
 }
 
+// newOnlineLearner starts from the counts learn.output already holds, so
+// that a restart goes on counting instead of overwriting them.
 func newOnlineLearner(cfg *Config) (*onlineLearner, error) {
 	l, err := guard.NewLearner(cfg.Spec())
 	if err != nil {
 		return nil, err
+	}
+	earlier, err := cfg.loadLearned()
+	if err != nil {
+		return nil, err
+	}
+	if earlier != nil {
+		l.Counts().Merge(earlier.Counts())
 	}
 	return &onlineLearner{Learner: l, written: time.Now()}, nil
 }
@@ -88,9 +97,7 @@ func (p *probProcessor) maybeLearn(ctx context.Context, final bool) {
 
 	if err := p.writeLearned(ctx, live); err != nil {
 		p.tel.ModelWrites.Add(ctx, 1, metric.WithAttributes(attribute.String("result", "error")))
-		p.mu.Lock()
 		p.warnOnce("learn-write", "writing learn.output failed; the previous file is intact", zap.String("output", p.cfg.Learn.Output), zap.Error(err))
-		p.mu.Unlock()
 		return
 	}
 	p.tel.ModelWrites.Add(ctx, 1, metric.WithAttributes(attribute.String("result", "ok")))
@@ -121,14 +128,17 @@ func (p *probProcessor) serveLearned(ctx context.Context, base, live *dtmc.Count
 	if err == nil {
 		g, err = solve(p.cfg, m)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if err != nil {
 		p.warnOnce("serve", "the learned model could not be served; the previous one stays", zap.Error(err))
 		return
 	}
-	p.served = &servedModel{guard: g, base: base, since: now}
+	for _, note := range m.Notes() {
+		p.warnOnce("serve-note-"+note, "served model: "+note)
+	}
 	p.recordPAC(ctx, m, "served")
+	p.mu.Lock()
+	p.served = &servedModel{guard: g, base: base, since: now}
+	p.mu.Unlock()
 }
 
 // recordPAC sets the PAC gauge of a model.

@@ -214,3 +214,43 @@ func psafe(t *testing.T, m *dtmc.Model, s dtmc.State) float64 {
 	i, _ := m.Index(s)
 	return sf.PSafe(i)
 }
+
+// A restart goes on from the counts learn.output holds: two runs of 15
+// traces each write the model of all 30.
+func TestOnlineLearningResumesAfterARestart(t *testing.T) {
+	cfg, err := loadConfig(t, "learn_only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Learn.Output = filepath.Join(t.TempDir(), "online.json")
+	for run := range 2 {
+		p, _ := newTestProcessor(t, cfg, nopSettings())
+		for n := range 15 {
+			feed(t, p, fixtures.V2Trace(15*run+n))
+		}
+		shutdown(t, p)
+	}
+	if got := fixtures.Model(t, cfg.Learn.Output).Counts(); !got.Equal(stoveModel(t).Counts()) {
+		t.Errorf("after two runs: %v", got.Pairs())
+	}
+}
+
+func TestLearnConfigErrors(t *testing.T) {
+	cfg := stoveConfig(t)
+	cfg.Learn = &LearnConfig{Output: "./testdata/../testdata/stove.json"}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "is also model") {
+		t.Errorf("learn.output = model: %v", err)
+	}
+	cfg, err := loadConfig(t, "learn_only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Learn.Serve = true
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "learn.serve: needs model") {
+		t.Errorf("serve without a model: %v", err)
+	}
+	cfg.Learn.Serve, cfg.Learn.Output = false, filepath.Join("testdata", "config.yaml")
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "learn.output holds counts to go on from, but") {
+		t.Errorf("learn.output not a model: %v", err)
+	}
+}

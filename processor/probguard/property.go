@@ -56,6 +56,9 @@ func (p *Property) Unmarshal(conf *confmap.Conf) error {
 				return fmt.Errorf("property %s: unknown key %q (valid keys: %v)", kind, key, allowed)
 			}
 		}
+		if _, given := m["within"]; dtmc.Kind(kind) == dtmc.Response && !given {
+			return fmt.Errorf("property response: within is required (the events the response may take, 0: at the trigger itself)")
+		}
 		sub, err := conf.Sub(kind)
 		if err != nil {
 			return fmt.Errorf("property %s: %w", kind, err)
@@ -74,6 +77,14 @@ func (p *Property) Unmarshal(conf *confmap.Conf) error {
 	return nil
 }
 
+// MaxHorizon and MaxWithin bound the work of solving a property: bounded
+// takes horizon sweeps of the chain, response solves a product with
+// within + 2 copies of it.
+const (
+	MaxHorizon = 10_000
+	MaxWithin  = 1_000
+)
+
 // validate checks the kind and its parameters; formulas are checked against
 // the predicates by the config.
 func (p Property) validate() error {
@@ -81,16 +92,16 @@ func (p Property) validate() error {
 	case dtmc.AlwaysSafe:
 		return nil
 	case dtmc.Bounded:
-		if p.Horizon <= 0 {
-			return fmt.Errorf("property bounded: horizon must be positive, got %d", p.Horizon)
+		if p.Horizon <= 0 || p.Horizon > MaxHorizon {
+			return fmt.Errorf("property bounded: horizon must be 1 to %d, got %d", MaxHorizon, p.Horizon)
 		}
 		return nil
 	case dtmc.Response:
 		if p.Trigger == "" || p.Response == "" {
 			return fmt.Errorf("property response: trigger and response are required")
 		}
-		if p.Within < 0 {
-			return fmt.Errorf("property response: within must not be negative, got %d", p.Within)
+		if p.Within < 0 || p.Within > MaxWithin {
+			return fmt.Errorf("property response: within must be 0 to %d, got %d", MaxWithin, p.Within)
 		}
 		return nil
 	}

@@ -42,8 +42,20 @@ func TestPropertyForms(t *testing.T) {
 			t.Errorf("%v: %+v, %v", c.raw, got, err)
 		}
 	}
-	if err := (Property{Kind: dtmc.Bounded}).validate(); err == nil || !strings.Contains(err.Error(), "horizon must be positive") {
-		t.Errorf("bounded without a horizon: %v", err)
+	for _, c := range []struct {
+		p    Property
+		want string
+	}{
+		{Property{Kind: dtmc.Bounded}, "horizon must be 1 to 10000, got 0"},
+		{Property{Kind: dtmc.Bounded, Horizon: 1e9}, "horizon must be 1 to 10000"},
+		{Property{Kind: dtmc.Response, Trigger: "a", Response: "b", Within: 1 << 62}, "within must be 0 to 1000"},
+	} {
+		if err := c.p.validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
+		}
+	}
+	if _, err := decodeProperty(map[string]any{"response": map[string]any{"trigger": "a", "response": "b"}}); err == nil || !strings.Contains(err.Error(), "within is required") {
+		t.Errorf("response without within: %v", err)
 	}
 }
 

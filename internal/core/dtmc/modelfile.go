@@ -310,8 +310,34 @@ func (m *Model) WriteFile(path string) (err error) {
 		tmp.Close()
 		return err
 	}
+	if err = tmp.Chmod(fileMode(path)); err != nil {
+		tmp.Close()
+		return err
+	}
 	if err = tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// fileMode keeps the mode of the file replaced, else 0644 (CreateTemp's is
+// 0600, which readers running as another user could not open).
+func fileMode(path string) os.FileMode {
+	if fi, err := os.Stat(path); err == nil {
+		return fi.Mode().Perm()
+	}
+	return 0o644
+}
+
+// syncDir makes the rename durable where the platform allows it; a failure
+// leaves the file in place, only perhaps not yet on disk.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
 }

@@ -127,6 +127,9 @@ func TestWriteFileIsAtomic(t *testing.T) {
 	if err := m.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("a new model file's mode: %v %v", fi.Mode(), err)
+	}
 	before, _ := os.ReadFile(path)
 	blocked := dir + "/blocked"
 	if err := os.MkdirAll(blocked+"/inside", 0o755); err != nil {
