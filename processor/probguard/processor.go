@@ -8,8 +8,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/agentguard/agentguard/internal/core/events"
@@ -149,21 +147,14 @@ func (p *probProcessor) Shutdown(ctx context.Context) error {
 // forward passes batches on. A refusal is counted and logged once, not
 // returned: the spans were accepted when they came in.
 func (p *probProcessor) forward(ctx context.Context, batches []ptrace.Traces) {
-	if refused, err := hold.Forward(ctx, p.next, batches); refused > 0 {
-		p.tel.ForwardFailures.Add(ctx, int64(refused))
-		p.warnOnce("forward", "the next consumer refused batches of spans; they are lost to this pipeline", zap.Int("batches", refused), zap.Error(err))
-	}
+	hold.ForwardCounted(ctx, p.next, batches, p.tel.ForwardFailures, p.warnings)
 }
 
 // release scores released traces and returns their spans.
 func (p *probProcessor) release(ctx context.Context, traces []*tracebuffer.Trace) []ptrace.Traces {
 	out := make([]ptrace.Traces, 0, len(traces))
 	for _, t := range traces {
-		if t.Reason.Early() {
-			p.tel.TracesReleasedEarly.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", t.Reason.String())))
-			p.warnOnce("early-"+t.Reason.String(), "a trace was scored before it was complete (raise max_traces or max_spans_per_trace)",
-				zap.String("reason", t.Reason.String()), zap.Stringer("trace_id", t.ID))
-		}
+		hold.CountEarly(ctx, t, p.tel.TracesReleasedEarly, p.warnings)
 		p.score(ctx, t.Spans)
 		out = append(out, t.Spans)
 	}

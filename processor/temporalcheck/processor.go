@@ -118,10 +118,7 @@ func (p *temporalProcessor) Shutdown(ctx context.Context) error {
 // forward passes batches on. A refusal is counted and logged once, not
 // returned: the spans were accepted when they came in.
 func (p *temporalProcessor) forward(ctx context.Context, batches []ptrace.Traces) {
-	if refused, err := hold.Forward(ctx, p.next, batches); refused > 0 {
-		p.tel.ForwardFailures.Add(ctx, int64(refused))
-		p.warnOnce("forward", "the next consumer refused batches of spans; they are lost to this pipeline", zap.Int("batches", refused), zap.Error(err))
-	}
+	hold.ForwardCounted(ctx, p.next, batches, p.tel.ForwardFailures, p.warnings)
 }
 
 // evaluate runs the assertions over released traces and annotates them.
@@ -130,11 +127,7 @@ func (p *temporalProcessor) evaluate(ctx context.Context, traces []*tracebuffer.
 	clear(p.lastEvent)
 	for _, t := range traces {
 		start := time.Now()
-		if t.Reason.Early() {
-			p.tel.TracesReleasedEarly.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", t.Reason.String())))
-			p.warnOnce("early-"+t.Reason.String(), "a trace was evaluated before it was complete (raise max_traces or max_spans_per_trace)",
-				zap.String("reason", t.Reason.String()), zap.Stringer("trace_id", t.ID))
-		}
+		hold.CountEarly(ctx, t, p.tel.TracesReleasedEarly, p.warnings)
 		key, events, errs := p.events.extract(t)
 		if errs > 0 {
 			p.tel.PredicateErrors.Add(ctx, int64(errs))

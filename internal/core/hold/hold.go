@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
@@ -89,6 +90,27 @@ func Forward(ctx context.Context, next consumer.Traces, batches []ptrace.Traces)
 		}
 	}
 	return refused, first
+}
+
+// ForwardCounted passes every batch on, and counts in refusedBatches, and
+// logs once, the batches the next consumer refuses.
+func ForwardCounted(ctx context.Context, next consumer.Traces, batches []ptrace.Traces, refusedBatches metric.Int64Counter, w *Warnings) {
+	if refused, err := Forward(ctx, next, batches); refused > 0 {
+		refusedBatches.Add(ctx, int64(refused))
+		w.Once("forward", "the next consumer refused batches of spans; they are lost to this pipeline", zap.Int("batches", refused), zap.Error(err))
+	}
+}
+
+// CountEarly counts in early, by reason, and logs once, a trace released
+// before it was complete (a bound forced it out); other traces it ignores.
+func CountEarly(ctx context.Context, t *tracebuffer.Trace, early metric.Int64Counter, w *Warnings) {
+	if !t.Reason.Early() {
+		return
+	}
+	reason := t.Reason.String()
+	early.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", reason)))
+	w.Once("early-"+reason, "a trace was released before it was complete (raise max_traces or max_spans_per_trace)",
+		zap.String("reason", reason), zap.Stringer("trace_id", t.ID))
 }
 
 // Gauge keeps an up-down counter equal to a size it is told.
