@@ -11,6 +11,7 @@ import (
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 	"github.com/agentguard/agentguard/internal/core/formula"
 	"github.com/agentguard/agentguard/internal/core/guard"
+	"github.com/agentguard/agentguard/internal/core/hold"
 	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/core/sequence"
 )
@@ -91,7 +92,7 @@ func (l *LearnConfig) validate(model string) error {
 	if l.Serve && model == "" {
 		errs = append(errs, errors.New("learn.serve: needs model, the counts the live ones are added to; without model probguard only learns"))
 	}
-	errs = append(errs, nonNegative("learn.every", l.Every))
+	errs = append(errs, hold.NonNegativeDuration("learn.every", l.Every))
 	return errors.Join(errs...)
 }
 
@@ -158,12 +159,7 @@ func (c *Config) validateShape() error {
 	if c.Learn != nil {
 		errs = append(errs, c.Learn.validate(c.Model))
 	}
-	errs = append(errs, positive("wait", c.Wait), nonNegative("root_wait", c.RootWait), positive("group_timeout", c.GroupTimeout))
-	for name, v := range map[string]int{"max_traces": c.MaxTraces, "max_spans_per_trace": c.MaxSpansPerTrace} {
-		if v <= 0 {
-			errs = append(errs, fmt.Errorf("%s: must be positive, got %d", name, v))
-		}
-	}
+	errs = append(errs, c.bounds().Validate())
 	return errors.Join(errs...)
 }
 
@@ -288,16 +284,8 @@ func rulesEqual(a, b dtmc.Rules) bool {
 		slices.Equal(a.Irreversible, b.Irreversible) && slices.Equal(a.Forbidden, b.Forbidden)
 }
 
-func positive(field string, d time.Duration) error {
-	if d <= 0 {
-		return fmt.Errorf("%s: must be a positive duration, got %v", field, d)
-	}
-	return nil
-}
-
-func nonNegative(field string, d time.Duration) error {
-	if d < 0 {
-		return fmt.Errorf("%s: must not be negative, got %v", field, d)
-	}
-	return nil
+// bounds are the waits and limits of holding traces.
+func (c *Config) bounds() hold.Bounds {
+	return hold.Bounds{Wait: c.Wait, RootWait: c.RootWait, GroupTimeout: c.GroupTimeout,
+		MaxTraces: c.MaxTraces, MaxSpansPerTrace: c.MaxSpansPerTrace}
 }

@@ -53,7 +53,7 @@ type group struct {
 func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Traces, src *events.Source, tel *metadata.TelemetryBuilder) (*probProcessor, error) {
 	p := &probProcessor{
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, src: src, now: time.Now,
-		buf:      hold.Buffer(cfg.Wait, cfg.RootWait, cfg.MaxTraces, cfg.MaxSpansPerTrace),
+		buf:      cfg.bounds().Buffer(),
 		groups:   hold.NewRecent[*group](),
 		warnings: hold.NewWarnings(set.Logger),
 		held:     hold.NewGauge(tel.TracesHeld),
@@ -88,7 +88,7 @@ func (p *probProcessor) Start(context.Context, component.Host) error {
 	if p.served != nil {
 		p.recordPAC(context.Background(), p.served.guard.Model(), "served")
 	}
-	p.clock.Start(hold.Interval(p.cfg.Wait, p.cfg.RootWait), func() {
+	p.clock.Start(p.cfg.bounds().Interval(), func() {
 		p.forward(context.Background(), p.expire())
 		p.maybeLearn(context.Background(), false)
 	})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/core/hold"
 	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/core/texpr"
@@ -84,13 +85,8 @@ func (c *Config) Validate() error {
 	if c.Report != ReportViolations && c.Report != ReportAll {
 		errs = append(errs, fmt.Errorf("report: unknown value %q: valid values are %q and %q", c.Report, ReportViolations, ReportAll))
 	}
-	errs = append(errs, positive("wait", c.Wait), nonNegative("root_wait", c.RootWait), positive("group_timeout", c.GroupTimeout))
-	for name, v := range map[string]int{"max_traces": c.MaxTraces, "max_spans_per_trace": c.MaxSpansPerTrace,
-		"max_events_per_group": c.MaxEventsPerGroup, "max_threads": c.MaxThreads} {
-		if v <= 0 {
-			errs = append(errs, fmt.Errorf("%s: must be positive, got %d", name, v))
-		}
-	}
+	errs = append(errs, c.bounds().Validate(),
+		hold.PositiveInt("max_events_per_group", c.MaxEventsPerGroup), hold.PositiveInt("max_threads", c.MaxThreads))
 	if len(c.Assertions) == 0 {
 		errs = append(errs, errors.New("assertions: at least one assertion is required"))
 	}
@@ -108,16 +104,8 @@ func (c *Config) predicateNames() []string {
 	return names
 }
 
-func positive(field string, d time.Duration) error {
-	if d <= 0 {
-		return fmt.Errorf("%s: must be a positive duration, got %v", field, d)
-	}
-	return nil
-}
-
-func nonNegative(field string, d time.Duration) error {
-	if d < 0 {
-		return fmt.Errorf("%s: must not be negative, got %v", field, d)
-	}
-	return nil
+// bounds are the waits and limits of holding traces.
+func (c *Config) bounds() hold.Bounds {
+	return hold.Bounds{Wait: c.Wait, RootWait: c.RootWait, GroupTimeout: c.GroupTimeout,
+		MaxTraces: c.MaxTraces, MaxSpansPerTrace: c.MaxSpansPerTrace}
 }

@@ -49,7 +49,7 @@ func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Tr
 	}
 	return &temporalProcessor{
 		cfg: cfg, next: next, logger: set.Logger, tel: tel, events: events, now: time.Now,
-		buf: hold.Buffer(cfg.Wait, cfg.RootWait, cfg.MaxTraces, cfg.MaxSpansPerTrace),
+		buf: cfg.bounds().Buffer(),
 		runner: assertion.NewRunner(compiled, assertion.Options{
 			Passes: cfg.Report == ReportAll, MaxEventsPerGroup: cfg.MaxEventsPerGroup,
 		}),
@@ -66,7 +66,7 @@ func (p *temporalProcessor) Capabilities() consumer.Capabilities {
 
 // Start runs the clock that releases complete traces.
 func (p *temporalProcessor) Start(context.Context, component.Host) error {
-	p.clock.Start(hold.Interval(p.cfg.Wait, p.cfg.RootWait), func() {
+	p.clock.Start(p.cfg.bounds().Interval(), func() {
 		p.forward(context.Background(), p.expire())
 	})
 	return nil

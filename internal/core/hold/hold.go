@@ -6,6 +6,8 @@ package hold
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -22,23 +24,61 @@ import (
 // spans (about 50 bytes each), however small max_traces is.
 const minRemembered = 10_000
 
-// Buffer is a trace buffer with a processor's bounds; it remembers at least
+// Bounds are a holding processor's waits and limits, each named in messages
+// as its configuration field is.
+type Bounds struct {
+	Wait, RootWait, GroupTimeout time.Duration
+	MaxTraces, MaxSpansPerTrace  int
+}
+
+// Validate reports every bound out of range.
+func (b Bounds) Validate() error {
+	return errors.Join(PositiveDuration("wait", b.Wait), NonNegativeDuration("root_wait", b.RootWait),
+		PositiveDuration("group_timeout", b.GroupTimeout),
+		PositiveInt("max_traces", b.MaxTraces), PositiveInt("max_spans_per_trace", b.MaxSpansPerTrace))
+}
+
+// Buffer is a trace buffer with these bounds; it remembers at least
 // minRemembered released trace IDs.
-func Buffer(wait, rootWait time.Duration, maxTraces, maxSpansPerTrace int) *tracebuffer.Buffer {
+func (b Bounds) Buffer() *tracebuffer.Buffer {
 	return tracebuffer.New(tracebuffer.Config{
-		Wait: wait, RootWait: rootWait, MaxTraces: maxTraces,
-		MaxSpansPerTrace: maxSpansPerTrace, RememberReleased: max(maxTraces, minRemembered),
+		Wait: b.Wait, RootWait: b.RootWait, MaxTraces: b.MaxTraces,
+		MaxSpansPerTrace: b.MaxSpansPerTrace, RememberReleased: max(b.MaxTraces, minRemembered),
 	})
 }
 
 // Interval checks deadlines often enough to release a trace within a quarter
 // of its wait, between 10ms and 1s.
-func Interval(wait, rootWait time.Duration) time.Duration {
-	d := wait
-	if rootWait > 0 {
-		d = min(d, rootWait)
+func (b Bounds) Interval() time.Duration {
+	d := b.Wait
+	if b.RootWait > 0 {
+		d = min(d, b.RootWait)
 	}
 	return min(max(d/4, 10*time.Millisecond), time.Second)
+}
+
+// PositiveDuration reports a duration field that is not positive.
+func PositiveDuration(field string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%s: must be a positive duration, got %v", field, d)
+	}
+	return nil
+}
+
+// NonNegativeDuration reports a duration field that is negative.
+func NonNegativeDuration(field string, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%s: must not be negative, got %v", field, d)
+	}
+	return nil
+}
+
+// PositiveInt reports a count field that is not positive.
+func PositiveInt(field string, v int) error {
+	if v <= 0 {
+		return fmt.Errorf("%s: must be positive, got %d", field, v)
+	}
+	return nil
 }
 
 // Clock calls a function at an interval, from Start until Stop.

@@ -24,7 +24,7 @@ func TestInterval(t *testing.T) {
 		{10 * time.Second, 0, time.Second},
 		{time.Millisecond, 0, 10 * time.Millisecond},
 	} {
-		if got := Interval(c.wait, c.root); got != c.want {
+		if got := (Bounds{Wait: c.wait, RootWait: c.root}).Interval(); got != c.want {
 			t.Errorf("Interval(%v, %v) = %v, want %v", c.wait, c.root, got, c.want)
 		}
 	}
