@@ -52,14 +52,6 @@ func shutdown(t testing.TB, p *probProcessor) {
 	}
 }
 
-func spanCount(sink *consumertest.TracesSink) int {
-	n := 0
-	for _, td := range sink.AllTraces() {
-		n += td.SpanCount()
-	}
-	return n
-}
-
 // annotations lists probguard's evaluation events the sink received, as
 // "span-name label state p_safe", in span start order.
 func annotations(sink *consumertest.TracesSink) []string {

@@ -32,7 +32,7 @@ func TestAnnotatesTheRightSpans(t *testing.T) {
 		fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"},
 		fixtures.ToolCall{Tool: "stir", Fork: true}, fixtures.ToolCall{Tool: "turn_off_stove", Fork: true}))
 	shutdown(t, p)
-	if out := spanCount(sink); out != in {
+	if out := sink.SpanCount(); out != in {
 		t.Fatalf("%d spans in, %d out", in, out)
 	}
 	want := []string{
@@ -101,7 +101,7 @@ func TestLateSpansContinueTheirGroup(t *testing.T) {
 	p.forward(t.Context(), p.expireAt(time.Now().Add(5*time.Second)))
 	in += feed(t, p, rest)
 	shutdown(t, p)
-	if out := spanCount(sink); out != in {
+	if out := sink.SpanCount(); out != in {
 		t.Fatalf("%d spans in, %d out", in, out)
 	}
 	want := []string{"execute_tool stir risk 11 0.0000 violation"}

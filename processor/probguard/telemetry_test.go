@@ -7,12 +7,22 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/agentguard/agentguard/internal/fixtures"
 )
+
+// meteredSettings are processor settings whose self-metrics the reader
+// collects.
+func meteredSettings() (processor.Settings, *sdkmetric.ManualReader) {
+	reader := sdkmetric.NewManualReader()
+	set := nopSettings()
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	return set, reader
+}
 
 // metricsOf reads the processor's instruments: counters and gauges by name
 // and attribute, summed; histograms by their count.
@@ -58,9 +68,7 @@ func key(kvs []attribute.KeyValue) string {
 // Interventions by kind, the P_safe of every scored event, unknown states,
 // the PAC status of both models, the model writes and the model's age.
 func TestSelfMetrics(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	set := nopSettings()
-	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	set, reader := meteredSettings()
 	cfg := stoveConfig(t)
 	cfg.Learn = &LearnConfig{Output: filepath.Join(t.TempDir(), "online.json")}
 	p, _ := newTestProcessor(t, cfg, set)
@@ -93,9 +101,7 @@ func TestSelfMetrics(t *testing.T) {
 // Past max_traces, traces are scored early and groups ended early: counted,
 // and every span still passes.
 func TestBoundsAreCountedAndLoseNothing(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	set := nopSettings()
-	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	set, reader := meteredSettings()
 	cfg := stoveConfig(t)
 	cfg.MaxTraces = 2
 	p, sink := newTestProcessor(t, cfg, set)
@@ -107,7 +113,7 @@ func TestBoundsAreCountedAndLoseNothing(t *testing.T) {
 		}
 	}
 	shutdown(t, p)
-	if out := spanCount(sink); out != in {
+	if out := sink.SpanCount(); out != in {
 		t.Errorf("%d spans in, %d out", in, out)
 	}
 	got := metricsOf(t, reader)
@@ -119,9 +125,7 @@ func TestBoundsAreCountedAndLoseNothing(t *testing.T) {
 // A refusal downstream is counted and logged, not returned: the spans were
 // accepted, and a sender that retried would send them twice.
 func TestRefusalDownstreamIsCountedNotReturned(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	set := nopSettings()
-	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	set, reader := meteredSettings()
 	cfg := stoveConfig(t)
 	cfg.MaxTraces = 1 // the second trace forces the first out, through the failing consumer
 	pt, err := NewFactory().CreateTraces(context.Background(), set, cfg, consumertest.NewErr(errors.New("queue full")))

@@ -26,8 +26,8 @@ func TestOpenInferenceTraces(t *testing.T) {
 		p, sink := newTestProcessor(t, "openinference", nil)
 		n := feed(t, p, fixtures.Traces(t, file))
 		shutdown(t, p)
-		if got := verdictsOf(sink); !slices.Equal(got, want) || spanCount(sink) != n {
-			t.Errorf("%s: verdicts %v, want %v; %d of %d spans", file, got, want, spanCount(sink), n)
+		if got := verdictsOf(sink); !slices.Equal(got, want) || sink.SpanCount() != n {
+			t.Errorf("%s: verdicts %v, want %v; %d of %d spans", file, got, want, sink.SpanCount(), n)
 		}
 	}
 }
@@ -98,7 +98,7 @@ func TestOpenLLMetryShapedSpans(t *testing.T) {
 	n := feed(t, p, td)
 	shutdown(t, p)
 	want := []string{"te1 failure 1/3 on agent → greeting_agent.handoff", "te1 failure 3/4 on agent → weather_agent.handoff"}
-	if got := verdictsOf(sink); !slices.Equal(got, want) || spanCount(sink) != n {
-		t.Fatalf("verdicts %v, want %v; %d of %d spans", got, want, spanCount(sink), n)
+	if got := verdictsOf(sink); !slices.Equal(got, want) || sink.SpanCount() != n {
+		t.Fatalf("verdicts %v, want %v; %d of %d spans", got, want, sink.SpanCount(), n)
 	}
 }

@@ -64,14 +64,6 @@ func verdictsOf(sink *consumertest.TracesSink) []string {
 	return out
 }
 
-func spanCount(sink *consumertest.TracesSink) int {
-	n := 0
-	for _, td := range sink.AllTraces() {
-		n += td.SpanCount()
-	}
-	return n
-}
-
 func feed(t *testing.T, p *temporalProcessor, tds ...ptrace.Traces) int {
 	n := 0
 	for _, td := range tds {
@@ -93,16 +85,16 @@ func TestPaperRunsPerTrace(t *testing.T) {
 	p, sink := newTestProcessor(t, "paper", nil)
 	n := feed(t, p, fixtures.Traces(t, "adk-weather/adk-good-42-0.json"), fixtures.Traces(t, "adk-weather/adk-good-42-1.json"))
 	shutdown(t, p)
-	if got := verdictsOf(sink); len(got) != 0 || spanCount(sink) != n {
-		t.Fatalf("good run: verdicts %v, %d of %d spans", got, spanCount(sink), n)
+	if got := verdictsOf(sink); len(got) != 0 || sink.SpanCount() != n {
+		t.Fatalf("good run: verdicts %v, %d of %d spans", got, sink.SpanCount(), n)
 	}
 
 	p, sink = newTestProcessor(t, "paper", nil)
 	n = feed(t, p, fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"), fixtures.Traces(t, "adk-weather/adk-bad-43-1.json"))
 	shutdown(t, p)
 	want := []string{"te1 failure 1/3 on execute_tool transfer_to_agent"}
-	if got := verdictsOf(sink); !slices.Equal(got, want) || spanCount(sink) != n {
-		t.Fatalf("bad run: verdicts %v, want %v; %d of %d spans", got, want, spanCount(sink), n)
+	if got := verdictsOf(sink); !slices.Equal(got, want) || sink.SpanCount() != n {
+		t.Fatalf("bad run: verdicts %v, want %v; %d of %d spans", got, want, sink.SpanCount(), n)
 	}
 }
 
@@ -200,8 +192,8 @@ func TestBatchingDoesNotMatter(t *testing.T) {
 			n += feed(t, p, splitSpans(r, fixtures.Traces(t, file))...)
 		}
 		shutdown(t, p)
-		if got := verdictsOf(sink); !slices.Equal(got, want) || spanCount(sink) != n {
-			t.Fatalf("verdicts %v; %d of %d spans", got, spanCount(sink), n)
+		if got := verdictsOf(sink); !slices.Equal(got, want) || sink.SpanCount() != n {
+			t.Fatalf("verdicts %v; %d of %d spans", got, sink.SpanCount(), n)
 		}
 	}
 }
@@ -215,12 +207,12 @@ func TestLateSpansPassThrough(t *testing.T) {
 	n := feed(t, p, first)
 	clock = clock.Add(time.Minute)
 	p.forward(context.Background(), p.expire())
-	if spanCount(sink) != n {
-		t.Fatalf("after wait: %d of %d spans released", spanCount(sink), n)
+	if sink.SpanCount() != n {
+		t.Fatalf("after wait: %d of %d spans released", sink.SpanCount(), n)
 	}
 	n += feed(t, p, rest...)
-	if spanCount(sink) != n || p.buf.Len() != 0 {
-		t.Fatalf("late spans held: %d of %d out, %d traces held", spanCount(sink), n, p.buf.Len())
+	if sink.SpanCount() != n || p.buf.Len() != 0 {
+		t.Fatalf("late spans held: %d of %d out, %d traces held", sink.SpanCount(), n, p.buf.Len())
 	}
 	shutdown(t, p)
 }
@@ -244,7 +236,7 @@ func TestShutdownAttachesEndOfGroupVerdicts(t *testing.T) {
 func TestMaxTracesReleasesTheOldestEarly(t *testing.T) {
 	p, sink := newTestProcessor(t, "paper", func(c *Config) { c.MaxTraces = 1 })
 	feed(t, p, fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"))
-	if spanCount(sink) != 0 {
+	if sink.SpanCount() != 0 {
 		t.Fatal("released before the bound was reached")
 	}
 	feed(t, p, fixtures.Traces(t, "adk-weather/adk-good-42-0.json"))
