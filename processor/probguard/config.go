@@ -164,7 +164,7 @@ func (c *Config) validateShape() error {
 }
 
 // validateFormulas parses unsafe and the property's formulas over the
-// predicates, and learns an empty model to check the rules.
+// predicates, and compiles the rules.
 func (c *Config) validateFormulas() error {
 	names := c.predicateNames()
 	var errs []error
@@ -187,7 +187,7 @@ func (c *Config) validateFormulas() error {
 	}
 	rulesOnly := c.Spec()
 	rulesOnly.Unsafe = "" // reported above
-	if _, err := dtmc.Learn(rulesOnly, dtmc.NewCounts()); err != nil && len(names) <= dtmc.MaxPredicates {
+	if _, err := dtmc.CompileSpec(rulesOnly); err != nil && len(names) <= dtmc.MaxPredicates {
 		errs = append(errs, fmt.Errorf("valid_transitions: %w", err))
 	}
 	return errors.Join(errs...)

@@ -301,26 +301,5 @@ func (m *Model) Formula(src string) (*formula.Formula, error) {
 	return formula.Parse(src, m.spec.Predicates)
 }
 
-// Disallowed says why the model's state space or rules exclude the move
-// from → to, or "" if they allow it: a learner of live traffic skips such a
-// pair (and counts it) where learning would reject the whole table.
-func (m *Model) Disallowed(from, to State) string {
-	n := len(m.spec.Predicates)
-	switch {
-	case from == End:
-		return "nothing leaves end"
-	case !m.valid.stateOK(from):
-		return fmt.Sprintf("%s violates valid_states", from.Name(n))
-	case m.valid.isAbsorbing(from):
-		// Counted, and ignored (an absorbing row is fixed), if the state
-		// moved to can occur at all.
-		if to != End && !m.valid.stateOK(to) {
-			return fmt.Sprintf("%s violates valid_states", to.Name(n))
-		}
-		return ""
-	}
-	return m.valid.move(from, to)
-}
-
 // Unsafe is the model's unsafe formula, nil if it has none.
 func (m *Model) Unsafe() *formula.Formula { return m.unsafe }

@@ -25,6 +25,44 @@ type Rules struct {
 	ValidStates string `json:"valid_states,omitempty" mapstructure:"valid_states"`
 }
 
+// Validity is a spec checked as learning checks it (predicates, smoothing,
+// rules, unsafe) and its rules compiled, without learning a model: which
+// states can occur and which moves are valid. Building it does not visit
+// the state space.
+type Validity struct {
+	n     int
+	valid *validity
+}
+
+// CompileSpec checks spec and compiles its rules.
+func CompileSpec(spec Spec) (*Validity, error) {
+	m, err := newModel(spec, NewCounts())
+	if err != nil {
+		return nil, err
+	}
+	return &Validity{n: len(spec.Predicates), valid: m.valid}, nil
+}
+
+// Disallowed says why the state space or the rules exclude the move
+// from → to, or "" if they allow it: a learner of live traffic skips such a
+// pair (and counts it) where learning would reject the whole table.
+func (v *Validity) Disallowed(from, to State) string {
+	switch {
+	case from == End:
+		return "nothing leaves end"
+	case !v.valid.stateOK(from):
+		return fmt.Sprintf("%s violates valid_states", from.Name(v.n))
+	case v.valid.isAbsorbing(from):
+		// Counted, and ignored (an absorbing row is fixed), if the state
+		// moved to can occur at all.
+		if to != End && !v.valid.stateOK(to) {
+			return fmt.Sprintf("%s violates valid_states", to.Name(v.n))
+		}
+		return ""
+	}
+	return v.valid.move(from, to)
+}
+
 // validity is Rules compiled against the predicates.
 type validity struct {
 	n            int

@@ -11,8 +11,8 @@ import (
 // A move the rules forbid is skipped and reported rather than failing the
 // whole table, as dtmc.Learn would. It is not safe for concurrent use.
 type Learner struct {
-	rules  *dtmc.Model // an empty model of the spec: its rules and state space
-	mask   uint64
+	rules  *dtmc.Validity
+	n      int // predicates
 	counts *dtmc.Counts
 }
 
@@ -24,17 +24,17 @@ type Path struct {
 
 // NewLearner returns a learner under the spec, with an empty table.
 func NewLearner(spec dtmc.Spec) (*Learner, error) {
-	rules, err := dtmc.Learn(spec, dtmc.NewCounts())
+	rules, err := dtmc.CompileSpec(spec)
 	if err != nil {
 		return nil, err
 	}
-	return &Learner{rules: rules, mask: uint64(1)<<uint(len(spec.Predicates)) - 1, counts: dtmc.NewCounts()}, nil
+	return &Learner{rules: rules, n: len(spec.Predicates), counts: dtmc.NewCounts()}, nil
 }
 
 // Step counts the run's next event, whose predicates have the values bits.
 // It returns why the move was not counted, or "".
 func (l *Learner) Step(p *Path, bits uint64) string {
-	s := dtmc.State(bits & l.mask)
+	s := dtmc.State(bits & (uint64(1)<<uint(l.n) - 1))
 	from, started := p.last, p.started
 	p.last, p.started = s, true
 	if !started {
@@ -71,4 +71,4 @@ func (l *Learner) Snapshot() *dtmc.Counts {
 	return c
 }
 
-func (l *Learner) name(s dtmc.State) string { return s.Name(len(l.rules.Spec().Predicates)) }
+func (l *Learner) name(s dtmc.State) string { return s.Name(l.n) }
