@@ -222,7 +222,7 @@ func (p *probProcessor) endIdleGroups(now time.Time) {
 // boundGroups ends the least recently active groups past MaxTraces.
 func (p *probProcessor) boundGroups() {
 	for p.groups.Len() > p.cfg.MaxTraces {
-		oldest, _, _ := p.groups.Oldest()
+		oldest := p.groups.Oldest()
 		p.tel.GroupsEndedEarly.Add(context.Background(), 1)
 		p.warnOnce("groups", "more open groups than max_traces: the least recently active was ended early", zap.String("group", oldest))
 		p.endGroup(oldest)

@@ -181,7 +181,7 @@ func (p *temporalProcessor) endIdleGroups(ctx context.Context) {
 // boundGroups ends the least recently active groups past MaxTraces.
 func (p *temporalProcessor) boundGroups(ctx context.Context) {
 	for p.groupsSeen.Len() > p.cfg.MaxTraces {
-		oldest, _, _ := p.groupsSeen.Oldest()
+		oldest := p.groupsSeen.Oldest()
 		p.warnOnce("groups", "more open groups than max_traces: the least recently active was ended early", zap.String("group", oldest))
 		p.endGroup(ctx, oldest)
 	}

@@ -103,7 +103,7 @@ func TestRecentOrdersByLastActivity(t *testing.T) {
 	if v := r.Touch("a", t0.Add(3*time.Second), create); *v != 1 || made != 3 {
 		t.Fatalf("touching a again made a new value: %d (%d made)", *v, made)
 	}
-	if k, _, _ := r.Oldest(); k != "b" {
+	if k := r.Oldest(); k != "b" {
 		t.Errorf("oldest %q, want b", k)
 	}
 	if got := r.Idle(t0.Add(3*time.Second), 1500*time.Millisecond); !slices.Equal(got, []string{"b"}) {
@@ -127,7 +127,7 @@ func BenchmarkRecentEvictAtBound(b *testing.B) {
 		now = now.Add(time.Microsecond)
 		r.Touch(strconv.Itoa(i), now, func() struct{} { return struct{}{} })
 		for r.Len() > bound {
-			k, _, _ := r.Oldest()
+			k := r.Oldest()
 			r.Remove(k)
 		}
 	}

@@ -42,14 +42,12 @@ func (r *Recent[T]) Touch(key string, now time.Time, create func() T) T {
 // Len is the number of open groups.
 func (r *Recent[T]) Len() int { return len(r.byKey) }
 
-// Oldest is the least recently active group.
-func (r *Recent[T]) Oldest() (key string, seen time.Time, ok bool) {
-	el := r.order.Front()
-	if el == nil {
-		return "", time.Time{}, false
+// Oldest is the least recently active group, "" when there is none.
+func (r *Recent[T]) Oldest() string {
+	if el := r.order.Front(); el != nil {
+		return el.Value.(*entry[T]).key
 	}
-	e := el.Value.(*entry[T])
-	return e.key, e.seen, true
+	return ""
 }
 
 // Remove drops a group and returns its value.
