@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/processor/temporalcheck"
 )
 
@@ -130,17 +130,17 @@ func spanFindings(span ptrace.Span) []finding {
 	var out []finding
 	for _, ev := range span.Events().All() {
 		a := ev.Attributes()
-		if ev.Name() != assertion.EvaluationEvent || str(a.AsRaw(), assertion.AttrCheck) != assertion.CheckTemporal {
+		if ev.Name() != verdictattr.EvaluationEvent || str(a.AsRaw(), verdictattr.Check) != verdictattr.CheckTemporal {
 			continue
 		}
 		raw := a.AsRaw()
-		start, _ := raw[assertion.AttrStartEvent].(int64)
-		end, _ := raw[assertion.AttrEndEvent].(int64)
+		start, _ := raw[verdictattr.StartEvent].(int64)
+		end, _ := raw[verdictattr.EndEvent].(int64)
 		out = append(out, finding{
-			Assertion: str(raw, assertion.AttrEvaluationName), Verdict: str(raw, assertion.AttrVerdict),
-			Label: str(raw, assertion.AttrScoreLabel), Group: str(raw, assertion.AttrGroup),
+			Assertion: str(raw, verdictattr.EvaluationName), Verdict: str(raw, verdictattr.Verdict),
+			Label: str(raw, verdictattr.ScoreLabel), Group: str(raw, verdictattr.Group),
 			StartEvent: start, EndEvent: end, TraceID: span.TraceID().String(), SpanID: span.SpanID().String(),
-			SpanName: span.Name(), Explanation: str(raw, assertion.AttrExplanation),
+			SpanName: span.Name(), Explanation: str(raw, verdictattr.Explanation),
 		})
 	}
 	return out
@@ -154,7 +154,7 @@ func str(m map[string]any, key string) string {
 func summarize(findings []finding, files, spans int) checkSummary {
 	sum := checkSummary{Files: files, Spans: spans, Results: len(findings), ByName: map[string]int{}}
 	for _, f := range findings {
-		if f.Label == assertion.LabelFail {
+		if f.Label == verdictattr.LabelFail {
 			sum.Violations++
 			sum.ByName[f.Assertion]++
 		}
@@ -164,7 +164,7 @@ func summarize(findings []finding, files, spans int) checkSummary {
 
 func printFindings(w io.Writer, findings []finding, sum checkSummary) {
 	for _, f := range findings {
-		if f.Label != assertion.LabelFail {
+		if f.Label != verdictattr.LabelFail {
 			continue
 		}
 		fmt.Fprintf(w, "VIOLATION %s in group %s, trace %s, at span %s (%s)\n", f.Assertion, f.Group, f.TraceID, f.SpanID, f.SpanName)

@@ -3,12 +3,8 @@ package verdictlogs
 import (
 	"fmt"
 	"slices"
-)
 
-// The agentguard checks whose verdicts the connector turns into logs.
-const (
-	CheckTemporal = "temporalcheck"
-	CheckProb     = "probguard"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 // Config of the verdictlogs connector.
@@ -22,17 +18,17 @@ type Config struct {
 }
 
 func createDefaultConfig() *Config {
-	return &Config{Checks: []string{CheckTemporal, CheckProb}, Passes: true}
+	return &Config{Checks: []string{verdictattr.CheckTemporal, verdictattr.CheckProb}, Passes: true}
 }
 
 // Validate checks every configured check name.
 func (c *Config) Validate() error {
 	if len(c.Checks) == 0 {
-		return fmt.Errorf("checks: at least one check is required: valid values are %q and %q", CheckTemporal, CheckProb)
+		return fmt.Errorf("checks: at least one check is required: valid values are %q and %q", verdictattr.CheckTemporal, verdictattr.CheckProb)
 	}
 	for _, ch := range c.Checks {
-		if ch != CheckTemporal && ch != CheckProb {
-			return fmt.Errorf("checks: unknown check %q: valid values are %q and %q", ch, CheckTemporal, CheckProb)
+		if ch != verdictattr.CheckTemporal && ch != verdictattr.CheckProb {
+			return fmt.Errorf("checks: unknown check %q: valid values are %q and %q", ch, verdictattr.CheckTemporal, verdictattr.CheckProb)
 		}
 	}
 	if len(slices.Compact(slices.Sorted(slices.Values(c.Checks)))) != len(c.Checks) {

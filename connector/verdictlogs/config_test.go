@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/agentguard/agentguard/connector/verdictlogs/internal/metadata"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -24,7 +25,7 @@ func TestLoadConfig(t *testing.T) {
 		wantErr string
 	}{
 		{id: component.NewID(metadata.Type), want: createDefaultConfig()},
-		{id: component.NewIDWithName(metadata.Type, "violations"), want: &Config{Checks: []string{CheckTemporal}, Passes: false}},
+		{id: component.NewIDWithName(metadata.Type, "violations"), want: &Config{Checks: []string{verdictattr.CheckTemporal}, Passes: false}},
 		{id: component.NewIDWithName(metadata.Type, "unknown_check"), wantErr: `checks: unknown check "spellcheck": valid values are "temporalcheck" and "probguard"`},
 		{id: component.NewIDWithName(metadata.Type, "no_checks"), wantErr: "checks: at least one check is required"},
 	} {

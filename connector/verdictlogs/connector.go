@@ -14,18 +14,11 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentguard/agentguard/connector/verdictlogs/internal/metadata"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
-// The attributes the agentguard processors write on their evaluation events.
+// The severity texts of a warning and of an informative verdict.
 const (
-	evaluationEvent  = "gen_ai.evaluation.result"
-	attrCheck        = "agentguard.check"
-	attrScoreLabel   = "gen_ai.evaluation.score.label"
-	attrExplanation  = "gen_ai.evaluation.explanation"
-	attrSpanName     = "agentguard.span.name"
-	labelFail        = "fail"
-	labelRisk        = "risk"
-	labelUnknown     = "unknown_state"
 	severityWarnText = "WARN"
 	severityInfoText = "INFO"
 )
@@ -101,10 +94,10 @@ func (r *resourceLogs) scope(ss ptrace.ScopeSpans) plog.LogRecordSlice {
 }
 
 func (c *verdictConnector) wanted(ev ptrace.SpanEvent) bool {
-	if ev.Name() != evaluationEvent {
+	if ev.Name() != verdictattr.EvaluationEvent {
 		return false
 	}
-	check, ok := ev.Attributes().Get(attrCheck)
+	check, ok := ev.Attributes().Get(verdictattr.Check)
 	if !ok || !slices.Contains(c.cfg.Checks, check.Str()) {
 		return false
 	}
@@ -114,16 +107,16 @@ func (c *verdictConnector) wanted(ev ptrace.SpanEvent) bool {
 // isWarning: a violation, a risk or an unknown-state alert warns; a pass or
 // an inconclusive verdict informs.
 func isWarning(ev ptrace.SpanEvent) bool {
-	label, _ := ev.Attributes().Get(attrScoreLabel)
+	label, _ := ev.Attributes().Get(verdictattr.ScoreLabel)
 	switch label.Str() {
-	case labelFail, labelRisk, labelUnknown:
+	case verdictattr.LabelFail, verdictattr.LabelRisk, verdictattr.LabelUnknownState:
 		return true
 	}
 	return false
 }
 
 func (c *verdictConnector) record(ctx context.Context, lr plog.LogRecord, span ptrace.Span, ev ptrace.SpanEvent, observed pcommon.Timestamp) {
-	lr.SetEventName(evaluationEvent)
+	lr.SetEventName(verdictattr.EvaluationEvent)
 	lr.SetTraceID(span.TraceID())
 	lr.SetSpanID(span.SpanID())
 	lr.SetTimestamp(ev.Timestamp())
@@ -135,11 +128,11 @@ func (c *verdictConnector) record(ctx context.Context, lr plog.LogRecord, span p
 		lr.SetSeverityNumber(plog.SeverityNumberWarn)
 	}
 	lr.SetSeverityText(severity)
-	if explanation, ok := ev.Attributes().Get(attrExplanation); ok {
+	if explanation, ok := ev.Attributes().Get(verdictattr.Explanation); ok {
 		lr.Body().SetStr(explanation.Str())
 	}
 	ev.Attributes().CopyTo(lr.Attributes())
-	lr.Attributes().PutStr(attrSpanName, span.Name())
-	check, _ := ev.Attributes().Get(attrCheck)
+	lr.Attributes().PutStr(verdictattr.SpanName, span.Name())
+	check, _ := ev.Attributes().Get(verdictattr.Check)
 	c.tel.Records.Add(ctx, 1, metric.WithAttributes(attribute.String("check", check.Str()), attribute.String("severity", severity)))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentguard/agentguard/connector/verdictlogs/internal/metadata"
 	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 // annotated is a trace of the paper's failing run, annotated by the real
@@ -45,7 +46,7 @@ func annotated(t *testing.T) ptrace.Traces {
 	other := rs.ScopeSpans().AppendEmpty()
 	other.Scope().SetName("some.evaluator")
 	sp := other.Spans().AppendEmpty()
-	sp.Events().AppendEmpty().SetName("gen_ai.evaluation.result") // no agentguard.check
+	sp.Events().AppendEmpty().SetName(verdictattr.EvaluationEvent) // no agentguard.check
 	return td
 }
 
@@ -84,17 +85,17 @@ func TestVerdictsBecomeLogRecords(t *testing.T) {
 		t.Fatalf("%d records, want the failure and the pending verdict", records.Len())
 	}
 	fail, pending := records.At(0), records.At(1)
-	if fail.EventName() != "gen_ai.evaluation.result" || fail.SeverityNumber() != plog.SeverityNumberWarn || fail.SeverityText() != "WARN" {
+	if fail.EventName() != verdictattr.EvaluationEvent || fail.SeverityNumber() != plog.SeverityNumberWarn || fail.SeverityText() != "WARN" {
 		t.Errorf("failure record: %s %v %s", fail.EventName(), fail.SeverityNumber(), fail.SeverityText())
 	}
 	if fail.TraceID() != (pcommon.TraceID{1}) || fail.SpanID() != (pcommon.SpanID{3}) || fail.Timestamp() != pcommon.Timestamp(3e9) {
 		t.Errorf("ids/time: %v %v %v", fail.TraceID(), fail.SpanID(), fail.Timestamp())
 	}
 	attrs := fail.Attributes().AsRaw()
-	if attrs["gen_ai.evaluation.name"] != "te1" || attrs["agentguard.group"] != "trace-1" || attrs["agentguard.span.name"] != "execute_tool transfer_to_agent" {
+	if attrs[verdictattr.EvaluationName] != "te1" || attrs[verdictattr.Group] != "trace-1" || attrs[verdictattr.SpanName] != "execute_tool transfer_to_agent" {
 		t.Errorf("attributes %v", attrs)
 	}
-	if body := fail.Body().Str(); body != attrs["gen_ai.evaluation.explanation"] || body == "" {
+	if body := fail.Body().Str(); body != attrs[verdictattr.Explanation] || body == "" {
 		t.Errorf("body %q", body)
 	}
 	if pending.SeverityNumber() != plog.SeverityNumberInfo {
@@ -103,14 +104,14 @@ func TestVerdictsBecomeLogRecords(t *testing.T) {
 }
 
 func TestViolationsOnly(t *testing.T) {
-	logs := runConnector(t, &Config{Checks: []string{CheckTemporal}, Passes: false}, annotated(t))
+	logs := runConnector(t, &Config{Checks: []string{verdictattr.CheckTemporal}, Passes: false}, annotated(t))
 	if len(logs) != 1 || logs[0].LogRecordCount() != 1 {
 		t.Fatalf("got %d batches", len(logs))
 	}
 }
 
 func TestOtherChecksAndPlainSpansGiveNothing(t *testing.T) {
-	if logs := runConnector(t, &Config{Checks: []string{CheckProb}, Passes: true}, annotated(t)); len(logs) != 0 {
+	if logs := runConnector(t, &Config{Checks: []string{verdictattr.CheckProb}, Passes: true}, annotated(t)); len(logs) != 0 {
 		t.Fatalf("probguard only: %d batches", len(logs))
 	}
 	td := ptrace.NewTraces()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 	"github.com/agentguard/agentguard/internal/core/guard"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 // stoveGuard is probguard's engine on spec V2's model, θ = 0.97.
@@ -55,7 +56,7 @@ func TestProbguardWarningsBecomeWarnRecords(t *testing.T) {
 		if lr.SeverityNumber() != plog.SeverityNumberWarn || !strings.Contains(lr.Body().Str(), want) {
 			t.Errorf("record %d: %v %q", i, lr.SeverityNumber(), lr.Body().Str())
 		}
-		if check, _ := lr.Attributes().Get("agentguard.check"); check.Str() != "probguard" {
+		if check, _ := lr.Attributes().Get(verdictattr.Check); check.Str() != verdictattr.CheckProb {
 			t.Errorf("record %d: check %q", i, check.Str())
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/examples/household/household"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 // episodes are household episodes starting now, from a seed the model was
@@ -52,17 +53,17 @@ func warningsByEpisode(recs []plog.LogRecord) map[string]warning {
 	out := map[string]warning{}
 	for _, r := range recs {
 		a := r.Attributes().AsRaw()
-		group, _ := a["agentguard.group"].(string)
-		event, _ := a["agentguard.event"].(int64)
+		group, _ := a[verdictattr.Group].(string)
+		event, _ := a[verdictattr.EventNumber].(int64)
 		w := out[group]
 		switch {
-		case a["agentguard.violation"] == true:
+		case a[verdictattr.Violation] == true:
 			if w.unsafeAt == 0 {
 				w.unsafeAt = int(event)
 			}
-		case a["gen_ai.evaluation.score.label"] == "risk" && w.riskAt == 0:
+		case a[verdictattr.ScoreLabel] == verdictattr.LabelRisk && w.riskAt == 0:
 			w.riskAt, w.explanation = int(event), r.Body().Str()
-			w.pSafe, _ = a["agentguard.p_safe"].(float64)
+			w.pSafe, _ = a[verdictattr.PSafe].(float64)
 		}
 		out[group] = w
 	}

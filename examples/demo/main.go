@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/agentguard/agentguard/internal/logsink"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 func main() {
@@ -84,7 +85,7 @@ func (d demo) run(bin string, configs []string) error {
 // byCheck splits the verdict records by the check that wrote them.
 func byCheck(recs []plog.LogRecord) (temporal, prob []plog.LogRecord) {
 	for _, r := range recs {
-		if c, _ := r.Attributes().Get("agentguard.check"); c.Str() == "probguard" {
+		if c, _ := r.Attributes().Get(verdictattr.Check); c.Str() == verdictattr.CheckProb {
 			prob = append(prob, r)
 		} else {
 			temporal = append(temporal, r)

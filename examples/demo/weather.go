@@ -16,6 +16,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 
 	"github.com/agentguard/agentguard/examples/weather-agents/sim"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 func conversations(strong, weak int, seed uint64) []sim.Conversation {
@@ -52,7 +53,7 @@ func play(addr string, convs []sim.Conversation) error {
 func summarizeWeather(w io.Writer, convs []sim.Conversation, recs []plog.LogRecord) {
 	byGroup := map[string][]plog.LogRecord{}
 	for _, r := range recs {
-		g, _ := r.Attributes().Get("agentguard.group")
+		g, _ := r.Attributes().Get(verdictattr.Group)
 		byGroup[g.Str()] = append(byGroup[g.Str()], r)
 	}
 	caught, missed, falseAlarms := 0, 0, 0
@@ -84,9 +85,9 @@ func summarizeWeather(w io.Writer, convs []sim.Conversation, recs []plog.LogReco
 func assertionNames(recs []plog.LogRecord) []string {
 	var names []string
 	for _, r := range recs {
-		n, _ := r.Attributes().Get("gen_ai.evaluation.name")
-		s, _ := r.Attributes().Get("agentguard.start_event")
-		e, _ := r.Attributes().Get("agentguard.end_event")
+		n, _ := r.Attributes().Get(verdictattr.EvaluationName)
+		s, _ := r.Attributes().Get(verdictattr.StartEvent)
+		e, _ := r.Attributes().Get(verdictattr.EndEvent)
 		names = append(names, fmt.Sprintf("%s (events %d-%d)", n.Str(), s.Int(), e.Int()))
 	}
 	sort.Strings(names)

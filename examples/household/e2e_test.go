@@ -14,6 +14,7 @@ import (
 	"github.com/agentguard/agentguard/examples/household/household"
 	"github.com/agentguard/agentguard/internal/e2e"
 	"github.com/agentguard/agentguard/internal/logsink"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 func post(t *testing.T, addr string, td ptrace.Traces) {
@@ -52,19 +53,19 @@ func TestWarningsAndViolationsReachTheLogs(t *testing.T) {
 	byEpisode := map[string]seen{}
 	for _, r := range sink.Records() {
 		a := r.Attributes().AsRaw()
-		if a["agentguard.check"] != "probguard" || r.SeverityText() != "WARN" {
+		if a[verdictattr.Check] != verdictattr.CheckProb || r.SeverityText() != "WARN" {
 			t.Errorf("record %v %s", a, r.SeverityText())
 			continue
 		}
-		s := byEpisode[a["agentguard.group"].(string)]
-		event := a["agentguard.event"].(int64)
+		s := byEpisode[a[verdictattr.Group].(string)]
+		event := a[verdictattr.EventNumber].(int64)
 		switch {
-		case a["agentguard.violation"] == true && s.violation == 0:
+		case a[verdictattr.Violation] == true && s.violation == 0:
 			s.violation = event
-		case a["gen_ai.evaluation.score.label"] == "risk" && s.risk == 0:
+		case a[verdictattr.ScoreLabel] == verdictattr.LabelRisk && s.risk == 0:
 			s.risk = event
 		}
-		byEpisode[a["agentguard.group"].(string)] = s
+		byEpisode[a[verdictattr.Group].(string)] = s
 	}
 	var unsafe, warnedInTime int
 	for _, ep := range eps {

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/agentguard/agentguard/internal/fixtures"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/processor/probguard"
 )
 
@@ -93,14 +94,14 @@ func notes(sink *consumertest.TracesSink) []string {
 				for _, sp := range ss.Spans().All() {
 					for _, ev := range sp.Events().All() {
 						a := ev.Attributes().AsRaw()
-						if a["agentguard.check"] != "probguard" {
+						if a[verdictattr.Check] != verdictattr.CheckProb {
 							continue
 						}
-						kind, _ := a["gen_ai.evaluation.score.label"].(string)
-						if a["agentguard.violation"] == true {
+						kind, _ := a[verdictattr.ScoreLabel].(string)
+						if a[verdictattr.Violation] == true {
 							kind = "violation"
 						}
-						event := a["agentguard.event"].(int64)
+						event := a[verdictattr.EventNumber].(int64)
 						all = append(all, note{event, fmt.Sprintf("%s %d %s", kind, event, sp.Name())})
 					}
 				}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentguard/agentguard/examples/weather-agents/sim"
 	"github.com/agentguard/agentguard/internal/e2e"
 	"github.com/agentguard/agentguard/internal/logsink"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 func play(t *testing.T, addr string, convs []sim.Conversation) {
@@ -39,8 +40,8 @@ func violations(sink *logsink.Sink) []string {
 	var out []string
 	for _, r := range sink.Records() {
 		a := r.Attributes().AsRaw()
-		out = append(out, fmt.Sprintf("%s %s %d-%d %s", a["agentguard.group"], a["gen_ai.evaluation.name"],
-			a["agentguard.start_event"], a["agentguard.end_event"], r.SeverityText()))
+		out = append(out, fmt.Sprintf("%s %s %d-%d %s", a[verdictattr.Group], a[verdictattr.EvaluationName],
+			a[verdictattr.StartEvent], a[verdictattr.EndEvent], r.SeverityText()))
 	}
 	slices.Sort(out)
 	return out

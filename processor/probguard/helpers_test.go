@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/processor/probguard/internal/metadata"
 )
 
@@ -66,14 +66,14 @@ func annotations(sink *consumertest.TracesSink) []string {
 				for _, span := range ss.Spans().All() {
 					for _, ev := range span.Events().All() {
 						a := ev.Attributes().AsRaw()
-						if ev.Name() != assertion.EvaluationEvent || a[assertion.AttrCheck] != "probguard" {
+						if ev.Name() != verdictattr.EvaluationEvent || a[verdictattr.Check] != verdictattr.CheckProb {
 							continue
 						}
-						text := fmt.Sprintf("%s %s %s", span.Name(), a[assertion.AttrScoreLabel], a["agentguard.state"])
-						if ps, ok := a["agentguard.p_safe"].(float64); ok {
+						text := fmt.Sprintf("%s %s %s", span.Name(), a[verdictattr.ScoreLabel], a[verdictattr.State])
+						if ps, ok := a[verdictattr.PSafe].(float64); ok {
 							text += fmt.Sprintf(" %.4f", ps)
 						}
-						if v, ok := span.Attributes().Get(assertion.AttrViolation); ok && v.Bool() {
+						if v, ok := span.Attributes().Get(verdictattr.Violation); ok && v.Bool() {
 							text += " violation"
 						}
 						rows = append(rows, row{span.StartTimestamp(), text})

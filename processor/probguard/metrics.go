@@ -5,6 +5,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentguard/agentguard/internal/core/guard"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 // metricAttrs are the self-metrics' options, built once as slices: passing
@@ -21,9 +22,9 @@ func newMetricAttrs(cfg *Config) *metricAttrs {
 	}
 	return &metricAttrs{
 		property:  []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(prop))},
-		risk:      kind(guard.LabelRisk),
+		risk:      kind(verdictattr.LabelRisk),
 		violation: kind("violation"),
-		unknownSt: kind(guard.LabelUnknown),
+		unknownSt: kind(verdictattr.LabelUnknownState),
 	}
 }
 

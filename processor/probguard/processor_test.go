@@ -12,6 +12,7 @@ import (
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 	"github.com/agentguard/agentguard/internal/core/guard"
 	"github.com/agentguard/agentguard/internal/fixtures"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 func stoveConfig(t *testing.T) *Config {
@@ -54,11 +55,11 @@ func TestExplanationOnTheSpan(t *testing.T) {
 	span := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
 	a := span.Events().At(0).Attributes().AsRaw()
 	want := "P(stay safe) = 0.9685 < 0.97 in state knob_on, not fork_on_burner; most likely way to unsafe: fork_on_burner becomes true, p = 0.02941"
-	if a["gen_ai.evaluation.explanation"] != want || a["gen_ai.evaluation.name"] != "always_safe" || a["agentguard.evidence.next_state"] != "11" {
+	if a[verdictattr.Explanation] != want || a[verdictattr.EvaluationName] != "always_safe" || a[verdictattr.EvidenceNextState] != "11" {
 		t.Errorf("event attributes %v", a)
 	}
-	if math.Abs(a["gen_ai.evaluation.score.value"].(float64)-338.0/349) > 1e-12 || a["agentguard.threshold"] != 0.97 {
-		t.Errorf("score %v", a["gen_ai.evaluation.score.value"])
+	if math.Abs(a[verdictattr.ScoreValue].(float64)-338.0/349) > 1e-12 || a[verdictattr.Threshold] != 0.97 {
+		t.Errorf("score %v", a[verdictattr.ScoreValue])
 	}
 }
 
@@ -128,7 +129,7 @@ func TestResponseProperty(t *testing.T) {
 		t.Fatalf("annotations %q", got)
 	}
 	span := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(6) // the fifth look: within 5 passed
-	if v, ok := span.Attributes().Get("agentguard.violation"); !ok || !v.Bool() {
+	if v, ok := span.Attributes().Get(verdictattr.Violation); !ok || !v.Bool() {
 		t.Errorf("violation not on the sixth look: %v", span.Attributes().AsRaw())
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/internal/fixtures"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
 
@@ -49,12 +50,12 @@ func verdictsOf(sink *consumertest.TracesSink) []string {
 			for _, ss := range rs.ScopeSpans().All() {
 				for _, span := range ss.Spans().All() {
 					for _, ev := range span.Events().All() {
-						if ev.Name() != assertion.EvaluationEvent {
+						if ev.Name() != verdictattr.EvaluationEvent {
 							continue
 						}
 						a := ev.Attributes().AsRaw()
-						out = append(out, fmt.Sprintf("%s %s %d/%d on %s", a[assertion.AttrEvaluationName], a[assertion.AttrVerdict],
-							a[assertion.AttrStartEvent], a[assertion.AttrEndEvent], span.Name()))
+						out = append(out, fmt.Sprintf("%s %s %d/%d on %s", a[verdictattr.EvaluationName], a[verdictattr.Verdict],
+							a[verdictattr.StartEvent], a[verdictattr.EndEvent], span.Name()))
 					}
 				}
 			}
@@ -122,7 +123,7 @@ func TestPaperConversation(t *testing.T) {
 		for _, rs := range td.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
 				for _, span := range ss.Spans().All() {
-					if v, ok := span.Attributes().Get(assertion.AttrViolation); ok && v.Bool() {
+					if v, ok := span.Attributes().Get(verdictattr.Violation); ok && v.Bool() {
 						violating++
 					}
 				}

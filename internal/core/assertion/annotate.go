@@ -4,26 +4,7 @@ import (
 	"strings"
 
 	"github.com/agentguard/agentguard/internal/core/texpr"
-)
-
-// The GenAI semantic conventions' evaluation event and agentguard's own
-// attributes beside it.
-const (
-	EvaluationEvent      = "gen_ai.evaluation.result"
-	AttrEvaluationName   = "gen_ai.evaluation.name"
-	AttrScoreLabel       = "gen_ai.evaluation.score.label"
-	AttrScoreValue       = "gen_ai.evaluation.score.value"
-	AttrExplanation      = "gen_ai.evaluation.explanation"
-	AttrCheck            = "agentguard.check"
-	AttrExpression       = "agentguard.expression"
-	AttrVerdict          = "agentguard.verdict"
-	AttrStartEvent       = "agentguard.start_event"
-	AttrEndEvent         = "agentguard.end_event"
-	AttrGroup            = "agentguard.group"
-	AttrViolation        = "agentguard.violation"
-	CheckTemporal        = "temporalcheck"
-	LabelFail, LabelPass = "fail", "pass"
-	LabelInconclusive    = "inconclusive"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 // Annotate writes an attached verdict onto its span: a gen_ai.evaluation.result
@@ -33,24 +14,24 @@ func Annotate(v Verdict) {
 		return
 	}
 	ev := v.Span.Events().AppendEmpty()
-	ev.SetName(EvaluationEvent)
+	ev.SetName(verdictattr.EvaluationEvent)
 	ev.SetTimestamp(v.Span.EndTimestamp())
 	attrs := ev.Attributes()
-	attrs.PutStr(AttrEvaluationName, v.Assertion.Name)
+	attrs.PutStr(verdictattr.EvaluationName, v.Assertion.Name)
 	label, score := scoreOf(v)
-	attrs.PutStr(AttrScoreLabel, label)
+	attrs.PutStr(verdictattr.ScoreLabel, label)
 	if score >= 0 {
-		attrs.PutDouble(AttrScoreValue, score)
+		attrs.PutDouble(verdictattr.ScoreValue, score)
 	}
-	attrs.PutStr(AttrExplanation, v.Explanation)
-	attrs.PutStr(AttrCheck, CheckTemporal)
-	attrs.PutStr(AttrExpression, v.Assertion.Kind+": "+v.Assertion.Expression)
-	attrs.PutStr(AttrVerdict, v.VerdictName())
-	attrs.PutInt(AttrStartEvent, int64(v.Start))
-	attrs.PutInt(AttrEndEvent, int64(v.End))
-	attrs.PutStr(AttrGroup, v.Group)
+	attrs.PutStr(verdictattr.Explanation, v.Explanation)
+	attrs.PutStr(verdictattr.Check, verdictattr.CheckTemporal)
+	attrs.PutStr(verdictattr.Expression, v.Assertion.Kind+": "+v.Assertion.Expression)
+	attrs.PutStr(verdictattr.Verdict, v.VerdictName())
+	attrs.PutInt(verdictattr.StartEvent, int64(v.Start))
+	attrs.PutInt(verdictattr.EndEvent, int64(v.End))
+	attrs.PutStr(verdictattr.Group, v.Group)
 	if v.Violation {
-		v.Span.Attributes().PutBool(AttrViolation, true)
+		v.Span.Attributes().PutBool(verdictattr.Violation, true)
 	}
 }
 
@@ -62,9 +43,9 @@ func (v Verdict) VerdictName() string { return strings.ToLower(v.Kind.String()) 
 func scoreOf(v Verdict) (string, float64) {
 	switch {
 	case v.Violation:
-		return LabelFail, 0
+		return verdictattr.LabelFail, 0
 	case v.Kind == texpr.Pending:
-		return LabelInconclusive, -1
+		return verdictattr.LabelInconclusive, -1
 	}
-	return LabelPass, 1
+	return verdictattr.LabelPass, 1
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 var paperPredicates = []string{"xferToGreeting", "xferToWeather", "sayHello"}
@@ -129,7 +131,7 @@ func TestAnnotate(t *testing.T) {
 		Annotate(v)
 	}
 	sp := evs[2].Span
-	if v, ok := sp.Attributes().Get(AttrViolation); !ok || !v.Bool() {
+	if v, ok := sp.Attributes().Get(verdictattr.Violation); !ok || !v.Bool() {
 		t.Fatal("agentguard.violation not set")
 	}
 	// The failure of the evaluation started at 1, then the pending one
@@ -137,21 +139,21 @@ func TestAnnotate(t *testing.T) {
 	if sp.Events().Len() != 2 {
 		t.Fatalf("%d events", sp.Events().Len())
 	}
-	if v, _ := sp.Events().At(1).Attributes().Get(AttrScoreLabel); v.Str() != LabelInconclusive {
+	if v, _ := sp.Events().At(1).Attributes().Get(verdictattr.ScoreLabel); v.Str() != verdictattr.LabelInconclusive {
 		t.Errorf("second event labelled %q", v.Str())
 	}
 	e := sp.Events().At(0)
 	attrs := e.Attributes().AsRaw()
 	for k, want := range map[string]any{
-		AttrEvaluationName: "te1", AttrScoreLabel: "fail", AttrScoreValue: 0.0, AttrCheck: "temporalcheck",
-		AttrExpression: "always: xferToGreeting >> sayHello + xferToWeather", AttrVerdict: "failure",
-		AttrStartEvent: int64(1), AttrEndEvent: int64(3), AttrGroup: "trace-9",
+		verdictattr.EvaluationName: "te1", verdictattr.ScoreLabel: verdictattr.LabelFail, verdictattr.ScoreValue: 0.0, verdictattr.Check: verdictattr.CheckTemporal,
+		verdictattr.Expression: "always: xferToGreeting >> sayHello + xferToWeather", verdictattr.Verdict: "failure",
+		verdictattr.StartEvent: int64(1), verdictattr.EndEvent: int64(3), verdictattr.Group: "trace-9",
 	} {
 		if attrs[k] != want {
 			t.Errorf("%s = %v, want %v", k, attrs[k], want)
 		}
 	}
-	if e.Name() != EvaluationEvent || !strings.Contains(attrs[AttrExplanation].(string), "FAILURE from event 1 to 3") {
+	if e.Name() != verdictattr.EvaluationEvent || !strings.Contains(attrs[verdictattr.Explanation].(string), "FAILURE from event 1 to 3") {
 		t.Errorf("event %s: %v", e.Name(), attrs)
 	}
 	if evs[0].Span.Events().Len() != 0 || evs[1].Span.Events().Len() != 0 {

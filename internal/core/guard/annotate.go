@@ -3,23 +3,7 @@ package guard
 import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/agentguard/agentguard/internal/core/assertion"
-)
-
-// probguard's attributes on the gen_ai.evaluation.result event.
-const (
-	CheckProb               = "probguard"
-	LabelRisk               = "risk"
-	LabelUnknown            = "unknown_state"
-	AttrState               = "agentguard.state"
-	AttrStateHolds          = "agentguard.state.holds"
-	AttrMonitor             = "agentguard.monitor"
-	AttrPSafe               = "agentguard.p_safe"
-	AttrThreshold           = "agentguard.threshold"
-	AttrEvidenceNextState   = "agentguard.evidence.next_state"
-	AttrEvidenceProbability = "agentguard.evidence.probability"
-	AttrUnknownState        = "agentguard.unknown_state"
-	AttrEvent               = "agentguard.event"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 // Annotate writes a reported decision onto the span of the group's event
@@ -27,37 +11,37 @@ const (
 // agentguard.violation = true on the span when the unsafe state is reached.
 func (g *Guard) Annotate(span ptrace.Span, d Decision, group string, event int) {
 	ev := span.Events().AppendEmpty()
-	ev.SetName(assertion.EvaluationEvent)
+	ev.SetName(verdictattr.EvaluationEvent)
 	ev.SetTimestamp(span.EndTimestamp())
 	attrs := ev.Attributes()
-	attrs.PutStr(assertion.AttrEvaluationName, g.PropertyName())
-	attrs.PutStr(assertion.AttrExplanation, g.Explain(d))
-	attrs.PutStr(assertion.AttrCheck, CheckProb)
-	attrs.PutStr(assertion.AttrGroup, group)
-	attrs.PutInt(AttrEvent, int64(event))
-	attrs.PutStr(AttrState, g.StateName(d.State))
-	holds := attrs.PutEmptySlice(AttrStateHolds)
+	attrs.PutStr(verdictattr.EvaluationName, g.PropertyName())
+	attrs.PutStr(verdictattr.Explanation, g.Explain(d))
+	attrs.PutStr(verdictattr.Check, verdictattr.CheckProb)
+	attrs.PutStr(verdictattr.Group, group)
+	attrs.PutInt(verdictattr.EventNumber, int64(event))
+	attrs.PutStr(verdictattr.State, g.StateName(d.State))
+	holds := attrs.PutEmptySlice(verdictattr.StateHolds)
 	for _, name := range g.HoldingPredicates(d.State) {
 		holds.AppendEmpty().SetStr(name)
 	}
 	if g.monitor != nil {
-		attrs.PutStr(AttrMonitor, g.monitor.String(d.Monitor))
+		attrs.PutStr(verdictattr.Monitor, g.monitor.String(d.Monitor))
 	}
-	attrs.PutDouble(AttrThreshold, g.opts.Threshold)
+	attrs.PutDouble(verdictattr.Threshold, g.opts.Threshold)
 	if !d.Known && !d.Violation {
-		attrs.PutStr(assertion.AttrScoreLabel, LabelUnknown)
-		attrs.PutBool(AttrUnknownState, true)
+		attrs.PutStr(verdictattr.ScoreLabel, verdictattr.LabelUnknownState)
+		attrs.PutBool(verdictattr.UnknownState, true)
 		return
 	}
-	attrs.PutStr(assertion.AttrScoreLabel, LabelRisk)
-	attrs.PutDouble(assertion.AttrScoreValue, d.PSafe)
-	attrs.PutDouble(AttrPSafe, d.PSafe)
+	attrs.PutStr(verdictattr.ScoreLabel, verdictattr.LabelRisk)
+	attrs.PutDouble(verdictattr.ScoreValue, d.PSafe)
+	attrs.PutDouble(verdictattr.PSafe, d.PSafe)
 	if d.Evidence.Risk > 0 {
-		attrs.PutStr(AttrEvidenceNextState, g.StateName(g.model.States()[d.Evidence.State]))
-		attrs.PutDouble(AttrEvidenceProbability, d.Evidence.Prob)
+		attrs.PutStr(verdictattr.EvidenceNextState, g.StateName(g.model.States()[d.Evidence.State]))
+		attrs.PutDouble(verdictattr.EvidenceProbability, d.Evidence.Prob)
 	}
 	if d.Violation {
-		attrs.PutBool(assertion.AttrViolation, true)
-		span.Attributes().PutBool(assertion.AttrViolation, true)
+		attrs.PutBool(verdictattr.Violation, true)
+		span.Attributes().PutBool(verdictattr.Violation, true)
 	}
 }

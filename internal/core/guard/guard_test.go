@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/internal/core/dtmc"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 // The stove of spec V1/V2: bit 0 fork_on_burner, bit 1 knob_on.
@@ -107,7 +108,7 @@ func TestViolationIsAlwaysReported(t *testing.T) {
 	}
 	span := ptrace.NewSpan()
 	g.Annotate(span, d, "g1", 1)
-	if v, _ := span.Attributes().Get("agentguard.violation"); !v.Bool() {
+	if v, _ := span.Attributes().Get(verdictattr.Violation); !v.Bool() {
 		t.Error("span not marked as a violation")
 	}
 }
@@ -136,20 +137,20 @@ func TestAnnotationAttributes(t *testing.T) {
 	}
 	got := span.Events().At(0).Attributes().AsRaw()
 	want := map[string]any{
-		"gen_ai.evaluation.name": "always_safe", "gen_ai.evaluation.score.label": "risk",
-		"gen_ai.evaluation.score.value": d.PSafe, "agentguard.check": "probguard", "agentguard.group": "conv-1",
-		"agentguard.state": "01", "agentguard.p_safe": d.PSafe, "agentguard.event": int64(3), "agentguard.threshold": 0.97,
-		"agentguard.evidence.next_state": "11", "agentguard.evidence.probability": 1.0 / 34,
+		verdictattr.EvaluationName: "always_safe", verdictattr.ScoreLabel: verdictattr.LabelRisk,
+		verdictattr.ScoreValue: d.PSafe, verdictattr.Check: verdictattr.CheckProb, verdictattr.Group: "conv-1",
+		verdictattr.State: "01", verdictattr.PSafe: d.PSafe, verdictattr.EventNumber: int64(3), verdictattr.Threshold: 0.97,
+		verdictattr.EvidenceNextState: "11", verdictattr.EvidenceProbability: 1.0 / 34,
 	}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
 	}
-	if holds := got["agentguard.state.holds"].([]any); len(holds) != 1 || holds[0] != "knob_on" {
+	if holds := got[verdictattr.StateHolds].([]any); len(holds) != 1 || holds[0] != "knob_on" {
 		t.Errorf("holds %v", holds)
 	}
-	if _, ok := span.Attributes().Get("agentguard.violation"); ok {
+	if _, ok := span.Attributes().Get(verdictattr.Violation); ok {
 		t.Error("a risk is not a violation")
 	}
 }

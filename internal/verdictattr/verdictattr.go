@@ -1,0 +1,75 @@
+// Package verdictattr names a verdict as it travels: the span event the
+// processors write (gen_ai.evaluation.result), its attributes, and the values
+// of the two attributes readers branch on (the check and the score label).
+//
+// temporalcheck and probguard write these names, the verdictlogs connector and
+// `agentguard check` read them back; one package keeps writer and readers in
+// step. It is not called semconv: most of the names are agentguard's own, and
+// semconv is the name of OpenTelemetry's convention packages.
+package verdictattr
+
+// EvaluationEvent is the span event that carries a verdict (GenAI semantic
+// conventions).
+const EvaluationEvent = "gen_ai.evaluation.result"
+
+// The GenAI semantic conventions' evaluation attributes.
+const (
+	EvaluationName = "gen_ai.evaluation.name"
+	ScoreLabel     = "gen_ai.evaluation.score.label"
+	ScoreValue     = "gen_ai.evaluation.score.value"
+	Explanation    = "gen_ai.evaluation.explanation"
+)
+
+// agentguard's attributes on every verdict. Violation is also set on the
+// span itself, so that a span search finds violations without reading events.
+const (
+	Check     = "agentguard.check"
+	Group     = "agentguard.group"
+	Violation = "agentguard.violation"
+)
+
+// temporalcheck's attributes: the assertion's expression, its verdict
+// (match, failure, pending, error) and the 1-based events of the group it
+// spans.
+const (
+	Expression = "agentguard.expression"
+	Verdict    = "agentguard.verdict"
+	StartEvent = "agentguard.start_event"
+	EndEvent   = "agentguard.end_event"
+)
+
+// probguard's attributes: the 1-based event of the group scored, the model
+// state there and the predicates holding in it, the property monitor's state,
+// P(stay safe) against the threshold, the likeliest next state on the way to
+// unsafe, and whether the state was never seen in training.
+const (
+	EventNumber         = "agentguard.event"
+	State               = "agentguard.state"
+	StateHolds          = "agentguard.state.holds"
+	Monitor             = "agentguard.monitor"
+	PSafe               = "agentguard.p_safe"
+	Threshold           = "agentguard.threshold"
+	EvidenceNextState   = "agentguard.evidence.next_state"
+	EvidenceProbability = "agentguard.evidence.probability"
+	UnknownState        = "agentguard.unknown_state"
+)
+
+// SpanName is the verdictlogs connector's: the name of the span the verdict
+// was written on, which a log record does not otherwise carry.
+const SpanName = "agentguard.span.name"
+
+// The values of Check: which processor wrote the verdict.
+const (
+	CheckTemporal = "temporalcheck"
+	CheckProb     = "probguard"
+)
+
+// The values of ScoreLabel. fail, risk and unknown_state are warnings; pass
+// and inconclusive are not.
+const (
+	LabelFail         = "fail"
+	LabelPass         = "pass"
+	LabelInconclusive = "inconclusive"
+	LabelRisk         = "risk"
+	LabelUnknownState = "unknown_state"
+)
