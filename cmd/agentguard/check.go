@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -38,21 +37,85 @@ type checkSummary struct {
 	Results    int            `json:"results"`
 	Violations int            `json:"violations"`
 	ByName     map[string]int `json:"violations_by_assertion"`
+	Events     int            `json:"events"`
+	Groups     int            `json:"groups"`
+	Pending    int            `json:"pending"`
+	NeverHeld  []string       `json:"never_held_predicates"`
+	Warnings   int            `json:"warnings"`
 }
+
+// assertionStats is what one assertion did over the input.
+type assertionStats struct {
+	Name       string `json:"name"`
+	Kind       string `json:"kind"`
+	Expression string `json:"expression"`
+	// TriggeredBy is the FIRST set: the predicates the expression can begin
+	// with. EveryEvent: the expression engages at every event whatever holds.
+	TriggeredBy []string `json:"triggered_by"`
+	EveryEvent  bool     `json:"triggered_at_every_event"`
+	Triggered   int      `json:"triggered"`
+	Violations  int      `json:"violations"`
+	Pending     int      `json:"pending"`
+}
+
+// predicateStats is how often a declared predicate held.
+type predicateStats struct {
+	Name       string `json:"name"`
+	Definition string `json:"definition"`
+	Held       int    `json:"held"`
+}
+
+// checkReport is check's output. Lists are never null.
+type checkReport struct {
+	Findings   []finding        `json:"findings"`
+	Pending    []pendingVerdict `json:"pending"`
+	Assertions []assertionStats `json:"assertions"`
+	Predicates []predicateStats `json:"predicates"`
+	// Warnings are why the run proves less than its verdicts say: pending
+	// verdicts, predicates that never held, no events at all, OTTL errors,
+	// spans not checked. --strict fails the run on any.
+	Warnings []string     `json:"warnings"`
+	Summary  checkSummary `json:"summary"`
+}
+
+// exitStrict is check's exit code when --strict fails a run that has no
+// violation but warnings: apart from 1, so that CI can tell "the agent broke
+// a rule" from "the gate could not judge this run".
+const exitStrict = 3
+
+const checkSynopsis = "--config COLLECTOR.yaml [--processor temporalcheck/NAME] [--format text|json] [--strict] FILES..."
+
+const checkHelp = `Runs the temporalcheck processor of the configuration over recorded OTLP/JSON traces
+(one ExportTraceServiceRequest per file, or one per line) and prints every violation, the
+pending verdicts (evaluations still waiting when their group ended: what for), how often
+each assertion was triggered (at events where a predicate its expression can begin with
+holds; ok + x and the like engage at every event), and how often each predicate held.
+It warns, on stderr, about pending verdicts, predicates that never held, input without
+events, OTTL errors and spans left unchecked.
+
+Exit status: 0 no violation; 1 a violation; 2 a usage or input error; 3 no violation, but
+--strict and at least one warning.
+
+`
 
 // runCheck runs a temporalcheck processor, configured from a collector
 // configuration file, over recorded OTLP/JSON traces: the gate of an agent
-// release in CI. Exit 0 without violations, 1 with, 2 on bad input.
+// release in CI.
 func runCheck(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	config := fs.String("config", "", "the collector configuration file holding the temporalcheck processor")
+	fs := newFlagSet("check", checkSynopsis, stderr)
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprint(stderr, "\n"+checkHelp)
+	}
+	config := fs.String("config", "", "the collector configuration `file` holding the temporalcheck processor")
 	name := fs.String("processor", "", "which temporalcheck processor, e.g. temporalcheck/agents (default: the only one)")
 	format := fs.String("format", "text", "text or json")
+	strict := fs.Bool("strict", false, "fail the run (exit 3) on any warning: pending verdicts, predicates that never held, no events, OTTL errors, unchecked spans")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	findings, sum, err := check(*config, *name, *format, fs.Args(), stderr)
+	rep, err := check(*config, *name, *format, fs.Args(), stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentguard check:", err)
 		return 2
@@ -60,52 +123,117 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if *format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"findings": findings, "summary": sum})
+		enc.SetEscapeHTML(false) // expressions hold >> and &
+		_ = enc.Encode(rep)
 	} else {
-		printFindings(stdout, findings, sum)
+		printReport(stdout, rep)
 	}
-	if sum.Violations > 0 {
+	for _, w := range rep.Warnings {
+		fmt.Fprintln(stderr, "agentguard check: warning:", w)
+	}
+	switch {
+	case rep.Summary.Violations > 0:
 		return 1
+	case *strict && len(rep.Warnings) > 0:
+		fmt.Fprintf(stderr, "agentguard check: --strict: %s fail the run\n", plural(len(rep.Warnings), "warning"))
+		return exitStrict
 	}
 	return 0
 }
 
-func check(config, name, format string, files []string, stderr io.Writer) ([]finding, checkSummary, error) {
+func check(config, name, format string, files []string, stderr io.Writer) (*checkReport, error) {
 	switch {
 	case config == "":
-		return nil, checkSummary{}, errors.New("--config is required")
+		return nil, errors.New("--config is required")
 	case format != "text" && format != "json":
-		return nil, checkSummary{}, fmt.Errorf("--format: unknown format %q: valid values are \"text\" and \"json\"", format)
+		return nil, fmt.Errorf("--format: unknown format %q: valid values are \"text\" and \"json\"", format)
 	case len(files) == 0:
-		return nil, checkSummary{}, errors.New("no trace files given")
+		return nil, errors.New("no trace files given")
 	}
 	f := temporalcheck.NewFactory()
-	id, cfg, err := processorConfig(config, name, f)
+	id, raw, err := processorConfig(config, name, f)
 	if err != nil {
-		return nil, checkSummary{}, err
+		return nil, err
 	}
+	cfg := raw.(*temporalcheck.Config)
 	tds, err := readTraceFiles(files)
 	if err != nil {
-		return nil, checkSummary{}, err
+		return nil, err
 	}
 	sink := new(consumertest.TracesSink)
 	p, err := f.CreateTraces(context.Background(), offlineSettings(id, stderr), cfg, sink)
 	if err != nil {
-		return nil, checkSummary{}, fmt.Errorf("processors::%s: %w", id, err)
+		return nil, fmt.Errorf("processors::%s: %w", id, err)
 	}
 	// Not started: Start only runs the clock that releases traces after
 	// wait; offline, Shutdown releases everything at once, in start order,
 	// so the verdicts do not depend on how fast the files are read.
 	for _, td := range tds {
 		if err := p.ConsumeTraces(context.Background(), td); err != nil {
-			return nil, checkSummary{}, err
+			return nil, err
 		}
 	}
 	if err := p.Shutdown(context.Background()); err != nil {
-		return nil, checkSummary{}, err
+		return nil, err
 	}
 	findings := collectFindings(sink.AllTraces())
-	return findings, summarize(findings, len(files), sink.SpanCount()), nil
+	r, err := replayCheck(id, cfg, sink.AllTraces())
+	if err != nil {
+		return nil, err
+	}
+	return report(cfg, findings, summarize(findings, len(files), sink.SpanCount()), r), nil
+}
+
+// report puts the processor's findings and the replay's counts together.
+func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *replayed) *checkReport {
+	rep := &checkReport{Findings: findings, Pending: r.pending, Assertions: []assertionStats{}, Predicates: []predicateStats{}, Warnings: []string{}}
+	if rep.Findings == nil {
+		rep.Findings = []finding{}
+	}
+	names := make([]string, len(cfg.Predicates))
+	for i, p := range cfg.Predicates {
+		names[i] = p.Name
+		rep.Predicates = append(rep.Predicates, predicateStats{Name: p.Name, Definition: definition(p.Predicate), Held: r.held[i]})
+	}
+	pendingBy := map[string]int{}
+	for _, p := range r.pending {
+		pendingBy[p.Assertion]++
+	}
+	for i, a := range r.compiled {
+		rep.Assertions = append(rep.Assertions, assertionStats{Name: a.Name, Kind: a.Kind, Expression: a.Expression,
+			TriggeredBy: r.triggeredBy(i, names), EveryEvent: r.triggers[i].any, Triggered: r.triggered[i],
+			Violations: sum.ByName[a.Name], Pending: pendingBy[a.Name]})
+	}
+	sum.Events, sum.Groups, sum.Pending, sum.NeverHeld = r.events, r.groups, len(r.pending), []string{}
+	warn := func(format string, args ...any) { rep.Warnings = append(rep.Warnings, fmt.Sprintf(format, args...)) }
+	if r.events == 0 {
+		warn("no events: the events condition selected none of the %s read, so no assertion checked anything", plural(sum.Spans, "span"))
+	}
+	for _, p := range rep.Predicates {
+		if p.Held == 0 {
+			sum.NeverHeld = append(sum.NeverHeld, p.Name)
+			if r.events > 0 {
+				warn("predicate %s (%s) never held on the %s read", p.Name, p.Definition, plural(r.events, "event"))
+			}
+		}
+	}
+	if len(r.pending) > 0 {
+		warn("%s: evaluations still waiting when their group ended prove nothing (on_end: fail makes them violations)",
+			plural(len(r.pending), "pending verdict"))
+	}
+	if r.ottlErrors > 0 {
+		warn("%s: those predicates count as false at those spans", plural(r.ottlErrors, "OTTL evaluation error"))
+	}
+	if r.lateSpans > 0 {
+		warn("%s arrived after their trace was released and passed unchecked (raise max_traces or max_spans_per_trace)", plural(r.lateSpans, "span"))
+	}
+	if r.violations != sum.Violations {
+		warn("the replay that counts triggers and pending verdicts found %s, the processor %d: those counts may not match the verdicts",
+			plural(r.violations, "violation"), sum.Violations)
+	}
+	sum.Warnings = len(rep.Warnings)
+	rep.Summary = sum
+	return rep
 }
 
 func collectFindings(tds []ptrace.Traces) []finding {
@@ -162,8 +290,13 @@ func summarize(findings []finding, files, spans int) checkSummary {
 	return sum
 }
 
-func printFindings(w io.Writer, findings []finding, sum checkSummary) {
-	for _, f := range findings {
+// maxPendingListed bounds the pending verdicts the text report lists; the
+// JSON report lists them all.
+const maxPendingListed = 50
+
+func printReport(w io.Writer, rep *checkReport) {
+	sum := rep.Summary
+	for _, f := range rep.Findings {
 		if f.Label != verdictattr.LabelFail {
 			continue
 		}
@@ -173,6 +306,41 @@ func printFindings(w io.Writer, findings []finding, sum checkSummary) {
 		}
 		fmt.Fprintln(w)
 	}
+	for i, p := range rep.Pending {
+		if i == maxPendingListed {
+			fmt.Fprintf(w, "... and %d more pending verdicts (--format json lists them all)\n", len(rep.Pending)-i)
+			break
+		}
+		fmt.Fprintf(w, "PENDING %s in group %s", p.Assertion, p.Group)
+		if p.SpanName != "" {
+			fmt.Fprintf(w, ", trace %s, from event %d of %d at span %s (%s)", p.TraceID, p.StartEvent, p.LastEvent, p.SpanID, p.SpanName)
+		} else {
+			fmt.Fprintf(w, ", from event %d of %d", p.StartEvent, p.LastEvent)
+		}
+		if len(p.WaitingFor) > 0 {
+			fmt.Fprintf(w, ": still waiting for %s", strings.Join(p.WaitingFor, "; "))
+		}
+		fmt.Fprintln(w)
+	}
+	if len(rep.Pending) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, a := range rep.Assertions {
+		by := "starts with " + strings.Join(a.TriggeredBy, ", ")
+		switch {
+		case a.EveryEvent:
+			by = "every event"
+		case len(a.TriggeredBy) == 0:
+			by = "no event: its outcome does not depend on the events"
+		}
+		fmt.Fprintf(w, "%s: triggered at %d of %s (%s), %s, %d pending\n", a.Name, a.Triggered, plural(sum.Events, "event"),
+			by, plural(a.Violations, "violation"), a.Pending)
+	}
+	held := make([]string, len(rep.Predicates))
+	for i, p := range rep.Predicates {
+		held[i] = fmt.Sprintf("%s %d", p.Name, p.Held)
+	}
+	fmt.Fprintf(w, "predicates held at (of %s): %s\n", plural(sum.Events, "event"), orNone(held))
 	names := make([]string, 0, len(sum.ByName))
 	for n, c := range sum.ByName {
 		names = append(names, fmt.Sprintf("%s: %d", n, c))

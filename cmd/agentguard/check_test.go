@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,6 +121,190 @@ func TestCheckBadInput(t *testing.T) {
 		code, _, errOut := runCmd(tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args[1:], code, errOut, tc.want)
+		}
+	}
+}
+
+// misspelled writes the weather agents' configuration with the greeting
+// agent's name misspelled: te1 can then never trigger.
+func misspelled(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(weatherConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typo := strings.Replace(string(b), "transfer_to: greeting_agent}", "transfer_to: greeting_agnet}", 1)
+	if typo == string(b) {
+		t.Fatal("the weather configuration no longer declares transfer_to: greeting_agent")
+	}
+	path := filepath.Join(t.TempDir(), "collector.yaml")
+	if err := os.WriteFile(path, []byte(typo), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The paper's failing run under a misspelled agent name passes, but says
+// loudly that the transfer never happened; --strict fails it.
+func TestCheckTypoInAgentName(t *testing.T) {
+	cfg := misspelled(t)
+	files := []string{traceFile("adk-weather/adk-bad-43-0.json"), traceFile("adk-weather/adk-bad-43-1.json")}
+	code, out, errOut := runCmd(append([]string{"check", "--config", cfg}, files...)...)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"te1: triggered at 0 of 5 events (starts with xferToGreeting), 0 violations, 0 pending",
+		"predicates held at (of 5 events): xferToGreeting 0, xferToWeather 1,",
+		"2 files, 19 spans, 0 verdicts on spans, 0 violations\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	warning := "agentguard check: warning: predicate xferToGreeting (transfer_to: greeting_agnet) never held on the 5 events read"
+	if !strings.Contains(errOut, warning) {
+		t.Errorf("stderr lacks %q:\n%s", warning, errOut)
+	}
+	code, _, errOut = runCmd(append([]string{"check", "--strict", "--config", cfg}, files...)...)
+	if code != exitStrict || !strings.Contains(errOut, warning) || !strings.Contains(errOut, "--strict: ") {
+		t.Errorf("--strict: exit %d, want %d\n%s", code, exitStrict, errOut)
+	}
+}
+
+// With the right names the same run counts te1's two triggers and fails,
+// --strict or not: a violation outranks warnings.
+func TestCheckCountsTriggers(t *testing.T) {
+	code, out, _ := runCmd("check", "--strict", "--config", weatherConfig,
+		traceFile("adk-weather/adk-bad-43-0.json"), traceFile("adk-weather/adk-bad-43-1.json"))
+	for _, want := range []string{
+		"te1: triggered at 2 of 5 events (starts with xferToGreeting), 2 violations, 0 pending",
+		"te3: triggered at 1 of 5 events (starts with xferToWeather), 0 violations, 0 pending",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+}
+
+// checkJSON is check's JSON output, decoded.
+type checkJSON struct {
+	Findings   []finding        `json:"findings"`
+	Pending    []pendingVerdict `json:"pending"`
+	Assertions []assertionStats `json:"assertions"`
+	Predicates []predicateStats `json:"predicates"`
+	Warnings   []string         `json:"warnings"`
+	Summary    checkSummary     `json:"summary"`
+}
+
+// Turn 1 of the good run alone: the transfer back to the weather agent at
+// its last event still waits for the weather agent's answer.
+func TestCheckListsPending(t *testing.T) {
+	file := traceFile("adk-weather/adk-good-42-0.json")
+	code, out, errOut := runCmd("check", "--config", weatherConfig, file)
+	want := "PENDING te3 in group session-30877432, trace d1026706d7e805da846a32c3bb81e3c2, from event 3 of 3 at span e9df469611a11f51" +
+		" (execute_tool transfer_to_agent): still waiting for getWeather | xferToGreeting | xferToFarewell\n"
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "te3: triggered at 1 of 3 events (starts with xferToWeather), 0 violations, 1 pending") {
+		t.Fatalf("exit %d, output lacks %q:\n%s", code, want, out)
+	}
+	if !strings.Contains(errOut, "warning: 1 pending verdict: ") {
+		t.Errorf("stderr: %s", errOut)
+	}
+	if code, _, _ := runCmd("check", "--strict", "--config", weatherConfig, file); code != exitStrict {
+		t.Errorf("--strict: exit %d, want %d", code, exitStrict)
+	}
+
+	_, out, _ = runCmd("check", "--format", "json", "--config", weatherConfig, file)
+	var got checkJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	p := got.Pending
+	if len(p) != 1 || p[0].Assertion != "te3" || p[0].Group != "session-30877432" || p[0].StartEvent != 3 || p[0].LastEvent != 3 ||
+		p[0].SpanID != "e9df469611a11f51" || len(p[0].WaitingFor) != 1 || p[0].WaitingFor[0] != "getWeather | xferToGreeting | xferToFarewell" {
+		t.Errorf("pending %+v", p)
+	}
+	te3 := got.Assertions[2]
+	if te3.Name != "te3" || te3.Triggered != 1 || te3.Pending != 1 || len(te3.TriggeredBy) != 1 || te3.TriggeredBy[0] != "xferToWeather" {
+		t.Errorf("te3 %+v", te3)
+	}
+	if got.Summary.Pending != 1 || got.Summary.Events != 3 || got.Summary.Groups != 1 || got.Summary.Warnings != len(got.Warnings) {
+		t.Errorf("summary %+v, warnings %q", got.Summary, got.Warnings)
+	}
+}
+
+// No list of the JSON output is ever null, in a run without findings,
+// pending verdicts or warnings as in one with all of them.
+func TestCheckJSONListsNeverNull(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(empty, []byte(`{"resourceSpans": []}`), 0o600)
+	for _, args := range [][]string{
+		{"--config", weatherConfig, empty},
+		{"--config", misspelled(t), traceFile("adk-weather/adk-good-42-0.json")},
+		{"--config", weatherConfig, traceFile("adk-weather/adk-bad-43-0.json"), traceFile("adk-weather/adk-bad-43-1.json")},
+	} {
+		_, out, _ := runCmd(append([]string{"check", "--format", "json"}, args...)...)
+		var v any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		if path := nullIn(v, "$"); path != "" {
+			t.Errorf("%v: null at %s:\n%s", args, path, out)
+		}
+		for _, key := range []string{"findings", "pending", "assertions", "predicates", "warnings"} {
+			if _, ok := v.(map[string]any)[key].([]any); !ok {
+				t.Errorf("%v: %s is not a list", args, key)
+			}
+		}
+	}
+}
+
+// nullIn is the path of the first null in a decoded JSON value, or "".
+func nullIn(v any, path string) string {
+	switch x := v.(type) {
+	case nil:
+		return path
+	case map[string]any:
+		for k, e := range x {
+			if p := nullIn(e, path+"."+k); p != "" {
+				return p
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if p := nullIn(e, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// Input without a single event checks nothing: said, and a --strict failure.
+func TestCheckNoEvents(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.json")
+	os.WriteFile(empty, []byte(`{"resourceSpans": []}`), 0o600)
+	code, out, errOut := runCmd("check", "--config", weatherConfig, empty)
+	if code != 0 || !strings.Contains(errOut, "warning: no events: the events condition selected none of the 0 spans read") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Contains(errOut, "never held") {
+		t.Errorf("a predicate warning for each predicate besides no events:\n%s", errOut)
+	}
+	if code, _, _ := runCmd("check", "--strict", "--config", weatherConfig, empty); code != exitStrict {
+		t.Errorf("--strict: exit %d, want %d", code, exitStrict)
+	}
+}
+
+func TestCheckHelpDocumentsStrict(t *testing.T) {
+	_, _, errOut := runCmd("check", "-h")
+	for _, want := range []string{"usage: agentguard check ", "-strict", "3 no violation, but\n--strict and at least one warning"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("help lacks %q:\n%s", want, errOut)
 		}
 	}
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // A command runs with its arguments (without its own name) and returns the
-// process exit code: 0 ran, 1 found a violation, 2 usage or input error.
+// process exit code: 0 ran, 1 found a violation, 2 usage or input error;
+// check --strict adds 3, no violation but warnings (exitStrict).
 type command struct {
 	summary string
 	run     func(args []string, stdout, stderr io.Writer) int

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/core/events"
+	"github.com/agentguard/agentguard/internal/core/predicate"
+	"github.com/agentguard/agentguard/internal/core/sequence"
+	"github.com/agentguard/agentguard/internal/core/texpr"
+	"github.com/agentguard/agentguard/processor/temporalcheck"
+)
+
+// The replay: what the verdicts on spans do not show. The processor reports
+// violations only; a run can pass because nothing it checks ever happened
+// (a misspelled agent name) or because its evaluations were still waiting
+// when the input ended. check replays the traces the processor released,
+// in the order it released them, through the same predicates, grouping and
+// assertions, and counts per event which predicates held and which
+// assertions were triggered, and lists the pending verdicts.
+
+// waitsBudget bounds the work of telling what the pending evaluations of
+// one assertion over one sequence waited for (match ends visited).
+const waitsBudget = 1 << 22
+
+// pendingVerdict is an evaluation still waiting when its group ended.
+type pendingVerdict struct {
+	Assertion  string `json:"assertion"`
+	Group      string `json:"group"`
+	StartEvent int    `json:"start_event"`
+	LastEvent  int    `json:"last_event"` // the sequence's last event: where it ended
+	TraceID    string `json:"trace_id"`   // the start event's span, when known
+	SpanID     string `json:"span_id"`
+	SpanName   string `json:"span_name"`
+	// WaitingFor are the sub-expressions the evaluation would have started
+	// at the next event; empty when that could not be told.
+	WaitingFor []string `json:"waiting_for"`
+}
+
+// replayed is what the replay counted.
+type replayed struct {
+	events, groups int
+	held           []int // per declared predicate: events where it held
+	triggered      []int // per assertion: events where it was triggered
+	violations     int   // to check the replay against the processor's findings
+	pending        []pendingVerdict
+	ottlErrors     int
+	lateSpans      int // spans of batches the processor passed on unchecked
+	compiled       []assertion.Compiled
+	triggers       []trigger
+}
+
+// trigger is an assertion's FIRST set, computed once.
+type trigger struct {
+	mask uint64
+	any  bool
+}
+
+// sequenceSoFar is a group's current sequence: what a pending verdict's
+// cycles refer to.
+type sequenceSoFar struct {
+	bits   []uint64
+	events []sequence.Event
+}
+
+// replayCheck runs the assertions over the batches the processor passed on, each
+// a released trace in release order.
+func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.Traces) (*replayed, error) {
+	names := make([]string, len(cfg.Predicates))
+	for i, p := range cfg.Predicates {
+		names[i] = p.Name
+	}
+	compiled, err := assertion.Compile(cfg.Assertions, names, cfg.MaxThreads)
+	if err != nil {
+		return nil, fmt.Errorf("processors::%s: %w", id, err)
+	}
+	// The processor has logged what the predicates do; the replay only counts.
+	ts := offlineSettings(id, io.Discard).TelemetrySettings
+	ts.Logger = zap.NewNop()
+	src, err := events.NewSource(cfg.Config, cfg.GroupBy, ts)
+	if err != nil {
+		return nil, fmt.Errorf("processors::%s: %w", id, err)
+	}
+	r := &replayed{held: make([]int, len(names)), triggered: make([]int, len(compiled)), compiled: compiled, pending: []pendingVerdict{}}
+	for _, a := range compiled {
+		mask, any := texpr.Triggers(a.Spec.Expr)
+		r.triggers = append(r.triggers, trigger{mask, any})
+	}
+	runner := assertion.NewRunner(compiled, assertion.Options{MaxEventsPerGroup: cfg.MaxEventsPerGroup})
+	perTrace := cfg.GroupBy == temporalcheck.GroupByTrace
+	seqs := map[string]*sequenceSoFar{}
+	groups := map[string]bool{}
+	seen := map[pcommon.TraceID]bool{}
+	for _, td := range released {
+		traceID, ok := newTrace(td, seen)
+		if !ok {
+			r.lateSpans += td.SpanCount()
+			continue
+		}
+		key, evs, errs := src.Extract(td, traceID)
+		r.ottlErrors += errs
+		for i, ev := range evs {
+			groups[key] = true
+			r.count(ev.Bits)
+			seq := seqs[key]
+			if seq == nil {
+				seq = &sequenceSoFar{}
+				seqs[key] = seq
+			}
+			seq.bits = append(seq.bits, ev.Bits)
+			seq.events = append(seq.events, ev)
+			last := perTrace && i == len(evs)-1
+			r.take(runner.Run(key, []assertion.Event{{Bits: ev.Bits, Time: int64(ev.Start), Name: ev.Span.Name(), Span: ev.Span}}, last), seq)
+			// The runner starts a new sequence there, its cycles from 1.
+			switch {
+			case last:
+				delete(seqs, key)
+			case len(seq.events) >= cfg.MaxEventsPerGroup:
+				seq.bits, seq.events = seq.bits[:0], seq.events[:0]
+			}
+		}
+	}
+	keys := runner.Keys()
+	slices.Sort(keys)
+	for _, key := range keys {
+		r.take(runner.Finish(key), seqs[key])
+	}
+	r.groups = len(groups)
+	slices.SortFunc(r.pending, func(a, b pendingVerdict) int {
+		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Assertion, b.Assertion), cmp.Compare(a.StartEvent, b.StartEvent))
+	})
+	return r, nil
+}
+
+// newTrace is the trace of a batch the processor released after evaluating
+// it: spans of one trace not seen before. Anything else is late spans, which
+// the processor passed on unchecked.
+func newTrace(td ptrace.Traces, seen map[pcommon.TraceID]bool) (pcommon.TraceID, bool) {
+	var id pcommon.TraceID
+	found := false
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, span := range ss.Spans().All() {
+				switch {
+				case !found:
+					id, found = span.TraceID(), true
+				case span.TraceID() != id:
+					return id, false
+				}
+			}
+		}
+	}
+	if !found || seen[id] {
+		return id, false
+	}
+	seen[id] = true
+	return id, true
+}
+
+// count adds one event's predicates and triggers.
+func (r *replayed) count(bits uint64) {
+	r.events++
+	for i := range r.held {
+		if bits&(1<<uint(i)) != 0 {
+			r.held[i]++
+		}
+	}
+	for i, t := range r.triggers {
+		if bits&t.mask != 0 || t.any {
+			r.triggered[i]++
+		}
+	}
+}
+
+// take records the verdicts of one step of the runner over seq.
+func (r *replayed) take(vs []assertion.Verdict, seq *sequenceSoFar) {
+	waits := map[*texpr.Expr]*texpr.Waits{}
+	for _, v := range vs {
+		if v.Violation {
+			r.violations++
+		}
+		if v.Kind != texpr.Pending {
+			continue
+		}
+		p := pendingVerdict{Assertion: v.Assertion.Name, Group: v.Group, StartEvent: v.Start, LastEvent: v.End, WaitingFor: []string{}}
+		// The cycles are the sequence's when it ended at its last event; a
+		// runner that ended it elsewhere leaves only the cycle numbers.
+		if seq != nil && v.End == len(seq.events) && v.Start >= 1 && v.Start <= v.End {
+			span := seq.events[v.Start-1].Span
+			p.TraceID, p.SpanID, p.SpanName = span.TraceID().String(), span.SpanID().String(), span.Name()
+			e := v.Assertion.Spec.Expr
+			if waits[e] == nil {
+				waits[e] = texpr.NewWaits(e, seq.bits, waitsBudget)
+			}
+			if ws, ok := waits[e].Of(v.Start); ok {
+				for _, w := range ws {
+					p.WaitingFor = append(p.WaitingFor, w.String())
+				}
+			}
+		}
+		r.pending = append(r.pending, p)
+	}
+}
+
+// triggeredBy names an assertion's FIRST predicates.
+func (r *replayed) triggeredBy(i int, names []string) []string {
+	out := []string{}
+	for b, n := range names {
+		if r.triggers[i].mask&(1<<uint(b)) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// definition is a predicate as its configuration wrote it, short: what a
+// reader compares against the traces when it never held.
+func definition(p predicate.Predicate) string {
+	switch {
+	case p.Set != nil || p.Reset != nil:
+		parts := []string{}
+		if p.Set != nil {
+			parts = append(parts, "set: {"+definition(*p.Set)+"}")
+		}
+		if p.Reset != nil {
+			parts = append(parts, "reset: {"+definition(*p.Reset)+"}")
+		}
+		return strings.Join(parts, ", ")
+	case p.Tool != "":
+		return "tool: " + p.Tool
+	case p.TransferTo != "":
+		return "transfer_to: " + p.TransferTo
+	}
+	return "condition: " + p.Condition
+}
