@@ -85,6 +85,11 @@ func evaluate(o evaluateOptions, stderr io.Writer) (*evaluation, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Without a run every row would read 0/0: a table that measures nothing.
+	if err := in.requireEvents(cfg.Config, "to evaluate"); err != nil {
+		return nil, err
+	}
+	in.warnNeverHeld(stderr, "evaluate", cfg.Predicates)
 	runs := runsOf(in)
 	ev := &evaluation{Processor: id.String(), Model: path, Runs: len(runs)}
 	for _, theta := range thresholds {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,5 +92,15 @@ func TestEvaluateBadInput(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
 		}
+	}
+}
+
+// Without a run every row would read 0/0: refused, with the reason.
+func TestEvaluateRefusesNoEvents(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.json")
+	os.WriteFile(empty, []byte(`{"resourceSpans": []}`), 0o600)
+	code, out, errs := runCmd("evaluate", "--config", stoveConfig, empty)
+	if code != 2 || out != "" || !strings.Contains(errs, "agentguard evaluate: no events to evaluate: no spans in 1 file") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errs)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/guard"
+	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/processor/probguard"
 )
 
@@ -72,6 +73,14 @@ func learn(o learnOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Trace files that yield no event would add nothing, silently: with
+	// only them, the model would be the smoothing's prior alone.
+	if len(o.files) > 0 {
+		if err := in.requireEvents(cfg.Config, "to learn from"); err != nil {
+			return err
+		}
+	}
+	in.warnNeverHeld(stderr, "learn", cfg.Predicates)
 	l, err := guard.NewLearner(cfg.Spec())
 	if err != nil {
 		return err
@@ -244,8 +253,9 @@ func readProbguardConfig(path, name string) (component.ID, *probguard.Config, er
 // traceInput is trace files turned into the groups the processor would
 // score, with what was read.
 type traceInput struct {
-	files, traces, events int
-	groups                []events.Group
+	files, traces, spans, events int
+	groups                       []events.Group
+	held                         []int // per declared predicate: events where it held
 }
 
 // readGroups reads trace files and sequences them exactly as the processor
@@ -265,11 +275,19 @@ func readGroups(cmd string, id component.ID, cfg *probguard.Config, files []stri
 	if err != nil {
 		return traceInput{}, err
 	}
-	in := traceInput{files: len(files), traces: countTraceIDs(tds)}
+	in := traceInput{files: len(files), held: make([]int, len(cfg.Predicates))}
+	in.traces, in.spans = countTraces(tds)
 	var ottlErrors int
 	in.groups, ottlErrors = src.Groups(tds)
 	for _, g := range in.groups {
 		in.events += len(g.Events)
+		for _, ev := range g.Events {
+			for i := range in.held {
+				if ev.Bits&(1<<uint(i)) != 0 {
+					in.held[i]++
+				}
+			}
+		}
 	}
 	if ottlErrors > 0 {
 		fmt.Fprintf(stderr, "agentguard %s: warning: %d OTTL evaluation errors: those predicates count as false at those spans\n", cmd, ottlErrors)
@@ -277,18 +295,48 @@ func readGroups(cmd string, id component.ID, cfg *probguard.Config, files []stri
 	return in, nil
 }
 
-func countTraceIDs(tds []ptrace.Traces) int {
+func countTraces(tds []ptrace.Traces) (traces, spans int) {
 	ids := map[pcommon.TraceID]bool{}
 	for _, td := range tds {
 		for _, rs := range td.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
 				for _, span := range ss.Spans().All() {
 					ids[span.TraceID()] = true
+					spans++
 				}
 			}
 		}
 	}
-	return len(ids)
+	return len(ids), spans
+}
+
+// requireEvents refuses input without a single event, saying why: no
+// spans at all, or an events condition that selected none of them.
+func (in traceInput) requireEvents(cfg predicate.Config, purpose string) error {
+	if in.events > 0 {
+		return nil
+	}
+	if in.spans == 0 {
+		return fmt.Errorf("no events %s: no spans in %s", purpose, plural(in.files, "file"))
+	}
+	cond := "the default, tool-call and handoff spans"
+	if cfg.Events != nil {
+		cond = definition(*cfg.Events)
+	}
+	return fmt.Errorf("no events %s: the events condition (%s) selected none of the %s of %s read from %s",
+		purpose, cond, plural(in.spans, "span"), plural(in.traces, "trace"), plural(in.files, "file"))
+}
+
+// warnNeverHeld names the declared predicates that held at no event read.
+func (in traceInput) warnNeverHeld(stderr io.Writer, cmd string, preds predicate.List) {
+	if in.events == 0 {
+		return
+	}
+	for i, p := range preds {
+		if in.held[i] == 0 {
+			fmt.Fprintf(stderr, "agentguard %s: warning: predicate %s (%s) never held on the %s read\n", cmd, p.Name, definition(p.Predicate), plural(in.events, "event"))
+		}
+	}
 }
 
 // plural is "1 trace", "2 traces".

@@ -289,3 +289,46 @@ func TestProbguardCommandsDocumentTheirFlags(t *testing.T) {
 		}
 	}
 }
+
+// Input without a single event is refused with the reason, and no model is
+// written: a model of nothing would look like a model.
+func TestLearnRefusesNoEvents(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(empty, []byte(`{"resourceSpans": []}`), 0o600)
+	cfgText, err := os.ReadFile(stoveConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nothing := filepath.Join(dir, "nothing.yaml")
+	os.WriteFile(nothing, []byte(strings.Replace(string(cfgText), "    predicates:\n",
+		"    events: 'span.name == \"no such span\"'\n    predicates:\n", 1)), 0o600)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config", stoveConfig, empty}, "no events to learn from: no spans in 1 file"},
+		{[]string{"--config", nothing, v2Files(t)[0]},
+			`no events to learn from: the events condition (condition: span.name == "no such span") selected none of the 80 spans of 10 traces read from 1 file`},
+		// merged counts do not excuse trace files that add nothing
+		{[]string{"--config", stoveConfig, "--merge", stoveModel, empty}, "no events to learn from"},
+	} {
+		out := filepath.Join(dir, "m.json")
+		code, _, errs := runCmd(append([]string{"learn", "-o", out}, tc.args...)...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: %s written", tc.args, out)
+		}
+	}
+}
+
+// A predicate that never held is named, with what it was declared as.
+func TestLearnWarnsPredicateNeverHeld(t *testing.T) {
+	_, _, errs := runCmd(append([]string{"learn", "--config", stoveConfig, "-o", filepath.Join(t.TempDir(), "m.json")}, v2Files(t)...)...)
+	want := `agentguard learn: warning: predicate fork_on_burner (condition: span.attributes["env.fork_on_burner"] == true) never held on the 210 events read`
+	if !strings.Contains(errs, want) || strings.Contains(errs, "predicate knob_on") {
+		t.Errorf("stderr lacks %q, or warns about knob_on:\n%s", want, errs)
+	}
+}
