@@ -10,8 +10,10 @@ import (
 	"slices"
 	"strings"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
 
 	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/processor/temporalcheck"
@@ -160,6 +162,21 @@ func check(config, name, format string, files []string, stderr io.Writer) (*chec
 	if err != nil {
 		return nil, err
 	}
+	sink, err := runProcessor(f, id, cfg, tds, stderr)
+	if err != nil {
+		return nil, err
+	}
+	findings := collectFindings(sink.AllTraces())
+	r, err := replayCheck(id, cfg, sink.AllTraces())
+	if err != nil {
+		return nil, err
+	}
+	return report(cfg, findings, summarize(findings, len(files), sink.SpanCount()), r), nil
+}
+
+// runProcessor passes the traces through the processor; the sink holds
+// what it passed on, in order.
+func runProcessor(f processor.Factory, id component.ID, cfg component.Config, tds []ptrace.Traces, stderr io.Writer) (*consumertest.TracesSink, error) {
 	sink := new(consumertest.TracesSink)
 	p, err := f.CreateTraces(context.Background(), offlineSettings(id, stderr), cfg, sink)
 	if err != nil {
@@ -173,15 +190,7 @@ func check(config, name, format string, files []string, stderr io.Writer) (*chec
 			return nil, err
 		}
 	}
-	if err := p.Shutdown(context.Background()); err != nil {
-		return nil, err
-	}
-	findings := collectFindings(sink.AllTraces())
-	r, err := replayCheck(id, cfg, sink.AllTraces())
-	if err != nil {
-		return nil, err
-	}
-	return report(cfg, findings, summarize(findings, len(files), sink.SpanCount()), r), nil
+	return sink, p.Shutdown(context.Background())
 }
 
 // report puts the processor's findings and the replay's counts together.
