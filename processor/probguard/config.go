@@ -3,7 +3,6 @@ package probguard
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -119,22 +118,14 @@ func createDefaultConfig() *Config {
 	}
 }
 
-// Validate checks the configuration and the model file against it; OTTL
-// syntax is checked when the processor is created.
+// Validate checks the configuration alone: it reads no file. The model file
+// and learn.output's counts are read and checked against it once, when the
+// processor is created (loadServed, newOnlineLearner), as the OTTL is
+// compiled then.
 func (c *Config) Validate() error {
 	errs := []error{c.ValidateAbstraction()}
 	if c.Model == "" && c.Learn == nil {
 		errs = append(errs, errors.New("model: required (a file learned with agentguard learn), unless learn is set"))
-	}
-	if c.Model != "" {
-		if _, err := c.LoadModel(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if c.Learn != nil {
-		if _, err := c.loadLearned(); err != nil {
-			errs = append(errs, err)
-		}
 	}
 	return errors.Join(errs...)
 }
@@ -210,42 +201,6 @@ func (c *Config) Spec() dtmc.Spec {
 // GuardOptions are how events are decided.
 func (c *Config) GuardOptions() guard.Options {
 	return guard.Options{Property: c.Property.solved(c.Unsafe), Threshold: c.Threshold, Report: c.Report, Unknown: c.UnknownState}
-}
-
-// LoadModel reads the model file and checks that it was learned under this
-// abstraction: the same predicates in the same order, the same rules.
-func (c *Config) LoadModel() (*dtmc.Model, error) {
-	f, err := os.Open(c.Model)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	defer f.Close()
-	m, err := dtmc.ReadModel(f, c.Model)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	return m, c.Matches(m, c.Model)
-}
-
-// loadLearned reads learn.output if it exists (nil if not): a model of the
-// same abstraction, whose counts online learning goes on from.
-func (c *Config) loadLearned() (*dtmc.Model, error) {
-	f, err := os.Open(c.Learn.Output)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("learn.output: %w", err)
-	}
-	defer f.Close()
-	m, err := dtmc.ReadModel(f, c.Learn.Output)
-	if err == nil {
-		err = c.Matches(m, c.Learn.Output)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("learn.output holds counts to go on from, but: %w", err)
-	}
-	return m, nil
 }
 
 // Matches reports how a model's abstraction differs from the config's: the

@@ -89,12 +89,10 @@ func TestResponseAndLearnOnlyConfigs(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	for name, wants := range map[string][]string{
-		"other_predicates": {"learned over the predicates [fork_on_burner knob_on], but the configuration declares [knob_on pot_on]"},
-		"other_rules":      {"learned under valid_transitions {MaxChanges:1", "the configuration says {MaxChanges:0"},
-		"bad_unsafe":       {"unsafe: col 28: missing closing ) for ( at col 20"},
-		"bad_property":     {`property: unknown kind "eventually": valid kinds are "always_safe", "bounded" and "response"`},
+		"bad_unsafe":   {"unsafe: col 28: missing closing ) for ( at col 20"},
+		"bad_property": {`property: unknown kind "eventually": valid kinds are "always_safe", "bounded" and "response"`},
 		"bad_values": {"threshold: want a probability in (0, 1], got 1.5",
-			`report: unknown value "sometimes"`, `unknown_state: unknown value "ignore"`, "model: open testdata/missing.json"},
+			`report: unknown value "sometimes"`, `unknown_state: unknown value "ignore"`},
 		"no_model": {"model: required"},
 	} {
 		_, err := loadConfig(t, name)
@@ -102,6 +100,46 @@ func TestConfigErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s: error %v\nlacks %q", name, err, want)
 			}
+		}
+	}
+}
+
+// Validate reads no file: a model file or learn.output that is missing,
+// is not a model or does not match passes it. Creating the processor reads
+// them, once, and fails with the message.
+func TestModelFilesAreCheckedAtCreation(t *testing.T) {
+	for _, tc := range []struct {
+		name, config string
+		edit         func(*Config)
+		want         string
+	}{
+		{"other predicates", "other_predicates", nil,
+			"model testdata/stove.json: learned over the predicates [fork_on_burner knob_on], but the configuration declares [knob_on pot_on]"},
+		{"other rules", "other_rules", nil, "model testdata/stove.json: learned under valid_transitions {MaxChanges:1"},
+		{"other rules", "other_rules", nil, "the configuration says {MaxChanges:0"},
+		{"missing model", "stove", func(c *Config) { c.Model = "testdata/missing.json" }, "model: open testdata/missing.json"},
+		{"learn.output not a model", "learn_only", func(c *Config) { c.Learn.Output = filepath.Join("testdata", "config.yaml") },
+			"learn.output holds counts to go on from, but"},
+		{"learn.output of other predicates", "stove", func(c *Config) {
+			c.Model = ""
+			c.Learn = &LearnConfig{Output: "testdata/stove.json"}
+			c.Predicates[0], c.Predicates[1] = c.Predicates[1], c.Predicates[0]
+			c.Unsafe = "knob_on"
+		}, "learn.output holds counts to go on from, but: model testdata/stove.json: learned over the predicates [fork_on_burner knob_on]"},
+	} {
+		cfg, err := loadConfig(t, tc.config)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tc.edit != nil {
+			tc.edit(cfg)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%s: Validate read a file: %v", tc.name, err)
+		}
+		_, err = NewFactory().CreateTraces(context.Background(), nopSettings(), cfg, consumertest.NewNop())
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: creation error %v\nlacks %q", tc.name, err, tc.want)
 		}
 	}
 }
