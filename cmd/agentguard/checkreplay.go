@@ -17,6 +17,7 @@ import (
 	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/core/texpr"
+	"github.com/agentguard/agentguard/internal/stage"
 	"github.com/agentguard/agentguard/processor/temporalcheck"
 )
 
@@ -100,14 +101,25 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.T
 	seqs := map[string]*sequenceSoFar{}
 	groups := map[string]bool{}
 	seen := map[pcommon.TraceID]bool{}
-	for _, td := range released {
+	latches := map[string]*predicate.Latch{}
+	for _, td := range splitReleased(released) {
 		traceID, ok := newTrace(td, seen)
 		if !ok {
 			r.lateSpans += td.SpanCount()
 			continue
 		}
-		key, evs, errs := src.Extract(td, traceID)
-		r.ottlErrors += errs
+		key, found := sequence.GroupOf(td, cfg.GroupBy)
+		if !found {
+			key = traceID.String()
+		}
+		latch := latches[key]
+		if latch == nil || perTrace {
+			l := src.NewLatch()
+			latch = &l
+			latches[key] = latch
+		}
+		evs, errs := src.Extract(td, latch)
+		r.ottlErrors += errs.Count
 		for i, ev := range evs {
 			groups[key] = true
 			r.count(ev.Bits)
@@ -144,6 +156,37 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.T
 // newTrace is the trace of a batch the processor released after evaluating
 // it: spans of one trace not seen before. Anything else is late spans, which
 // the processor passed on unchecked.
+// splitReleased cuts the batches the processor passed on into one batch per
+// trace, in the order passed on (a batch holds the traces one worker judged
+// together, in order), leaving out agentguard's verdict spans.
+func splitReleased(batches []ptrace.Traces) []ptrace.Traces {
+	var out []ptrace.Traces
+	for _, batch := range batches {
+		index := map[pcommon.TraceID]int{}
+		for _, rs := range batch.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				if ss.Scope().Name() != "" && strings.HasSuffix(ss.Scope().Name(), stage.VerdictScopeSuffix) {
+					continue
+				}
+				for _, span := range ss.Spans().All() {
+					i, ok := index[span.TraceID()]
+					if !ok {
+						i = len(out)
+						index[span.TraceID()] = i
+						out = append(out, ptrace.NewTraces())
+					}
+					drs := out[i].ResourceSpans().AppendEmpty()
+					rs.Resource().CopyTo(drs.Resource())
+					dss := drs.ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(dss.Scope())
+					span.CopyTo(dss.Spans().AppendEmpty())
+				}
+			}
+		}
+	}
+	return out
+}
+
 func newTrace(td ptrace.Traces, seen map[pcommon.TraceID]bool) (pcommon.TraceID, bool) {
 	var id pcommon.TraceID
 	found := false

@@ -277,7 +277,7 @@ func readGroups(cmd string, id component.ID, cfg *probguard.Config, files []stri
 	}
 	in := traceInput{files: len(files), held: make([]int, len(cfg.Predicates))}
 	in.traces, in.spans = countTraces(tds)
-	var ottlErrors int
+	var ottlErrors events.Errors
 	in.groups, ottlErrors = src.Groups(tds)
 	for _, g := range in.groups {
 		in.events += len(g.Events)
@@ -289,8 +289,8 @@ func readGroups(cmd string, id component.ID, cfg *probguard.Config, files []stri
 			}
 		}
 	}
-	if ottlErrors > 0 {
-		fmt.Fprintf(stderr, "agentguard %s: warning: %d OTTL evaluation errors: those predicates count as false at those spans\n", cmd, ottlErrors)
+	if ottlErrors.Count > 0 {
+		fmt.Fprintf(stderr, "agentguard %s: warning: %d OTTL evaluation errors: those predicates count as false at those spans\n", cmd, ottlErrors.Count)
 	}
 	return in, nil
 }

@@ -8,7 +8,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/guard"
+	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/fixtures"
 	"github.com/agentguard/agentguard/processor/probguard/internal/metadata"
 )
@@ -32,8 +34,8 @@ func benchTrace(unsafe bool) ptrace.Traces {
 // in every fourth event: ten reports an op, each an annotation written.
 func BenchmarkPerEvent(b *testing.B) {
 	td, unsafe := benchTrace(false), benchTrace(true)
-	const events = 40
-	run := func(b *testing.B, edit func(*Config), body func(p *probProcessor)) {
+	const eventsPerTrace = 40
+	run := func(b *testing.B, edit func(*Config), body func(p *probProcessor, src *events.Source, st *group)) {
 		cfg, err := loadConfig(&testing.T{}, "stove")
 		if err != nil {
 			b.Fatal(err)
@@ -44,26 +46,38 @@ func BenchmarkPerEvent(b *testing.B) {
 		}
 		p, _ := newTestProcessor(b, cfg, nopSettings())
 		defer shutdown(b, p)
-		body(p) // the first chunk annotates; later ones only score
+		src, err := events.NewSource(cfg.Config, cfg.GroupBy, nopSettings().TelemetrySettings)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := p.Open("bench")
+		body(p, src, st) // the first chunk annotates; later ones only score
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
-			body(p)
+			body(p, src, st)
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*eventsPerTrace), "ns/event")
+	}
+	extract := func(src *events.Source, td ptrace.Traces) []sequence.Event {
+		latch := src.NewLatch()
+		evs, _ := src.Extract(td, &latch)
+		return evs
+	}
+	score := func(td ptrace.Traces) func(p *probProcessor, src *events.Source, st *group) {
+		return func(p *probProcessor, src *events.Source, st *group) {
+			p.Events(context.Background(), "bench", st, extract(src, td))
+		}
 	}
 	b.Run("events", func(b *testing.B) {
-		run(b, nil, func(p *probProcessor) { p.src.Continue(td) })
+		run(b, nil, func(_ *probProcessor, src *events.Source, _ *group) { extract(src, td) })
 	})
-	b.Run("scored", func(b *testing.B) {
-		run(b, nil, func(p *probProcessor) { p.score(context.Background(), td) })
-	})
+	b.Run("scored", func(b *testing.B) { run(b, nil, score(td)) })
 	b.Run("scored+learned", func(b *testing.B) {
-		run(b, func(c *Config) { c.Learn = &LearnConfig{Output: b.TempDir() + "/online.json"} },
-			func(p *probProcessor) { p.score(context.Background(), td) })
+		run(b, func(c *Config) { c.Learn = &LearnConfig{Output: b.TempDir() + "/online.json"} }, score(td))
 	})
 	b.Run("reported", func(b *testing.B) {
-		run(b, func(c *Config) { c.Report = guard.ReportEvery }, func(p *probProcessor) { p.score(context.Background(), unsafe) })
+		run(b, func(c *Config) { c.Report = guard.ReportEvery }, score(unsafe))
 	})
 }
 
@@ -84,10 +98,11 @@ func BenchmarkThroughput(b *testing.B) {
 		}
 		p := pt.(*probProcessor)
 		clock := time.Unix(1_800_000_000, 0)
-		p.now = func() time.Time { return clock }
+		p.UseClock(func() time.Time { return clock })
 		fixtures.Throughput(b, tmpl, p.ConsumeTraces, func() {
 			clock = clock.Add(2 * time.Minute) // released, and the groups ended
-			p.forward(context.Background(), p.expire())
+			p.Tick(clock)
 		})
+		shutdown(b, p)
 	})
 }

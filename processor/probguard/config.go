@@ -10,9 +10,9 @@ import (
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 	"github.com/agentguard/agentguard/internal/core/formula"
 	"github.com/agentguard/agentguard/internal/core/guard"
-	"github.com/agentguard/agentguard/internal/core/hold"
 	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/core/sequence"
+	"github.com/agentguard/agentguard/internal/stage"
 )
 
 // Config of the probguard processor.
@@ -60,10 +60,18 @@ type Config struct {
 	// dropped.
 	GroupTimeout time.Duration `mapstructure:"group_timeout"`
 	// MaxTraces held at once (default 100000); past it the oldest trace is
-	// scored early. It also bounds the open groups.
+	// scored early. It also bounds the open groups: past it the least
+	// recently active group is ended early (counted). Both are split evenly
+	// among the workers.
 	MaxTraces int `mapstructure:"max_traces"`
 	// MaxSpansPerTrace held per trace (default 10000).
 	MaxSpansPerTrace int `mapstructure:"max_spans_per_trace"`
+	// Workers score groups in parallel, a conversation always on the same
+	// worker (default 0: one per core).
+	Workers int `mapstructure:"workers"`
+	// WarnUnheldAfter: a predicate that has not held in this many events in a
+	// row is logged once at WARN (default 1000; 0: never).
+	WarnUnheldAfter int `mapstructure:"warn_unheld_after"`
 }
 
 // LearnConfig is online learning.
@@ -91,7 +99,7 @@ func (l *LearnConfig) validate(model string) error {
 	if l.Serve && model == "" {
 		errs = append(errs, errors.New("learn.serve: needs model, the counts the live ones are added to; without model probguard only learns"))
 	}
-	errs = append(errs, hold.NonNegativeDuration("learn.every", l.Every))
+	errs = append(errs, stage.NonNegativeDuration("learn.every", l.Every))
 	return errors.Join(errs...)
 }
 
@@ -115,6 +123,7 @@ func createDefaultConfig() *Config {
 		GroupTimeout:     time.Minute,
 		MaxTraces:        100_000,
 		MaxSpansPerTrace: 10_000,
+		WarnUnheldAfter:  1000,
 	}
 }
 
@@ -150,7 +159,7 @@ func (c *Config) validateShape() error {
 	if c.Learn != nil {
 		errs = append(errs, c.Learn.validate(c.Model))
 	}
-	errs = append(errs, c.bounds().Validate())
+	errs = append(errs, c.bounds().Validate(), stage.NonNegativeInt("warn_unheld_after", c.WarnUnheldAfter))
 	return errors.Join(errs...)
 }
 
@@ -240,7 +249,7 @@ func rulesEqual(a, b dtmc.Rules) bool {
 }
 
 // bounds are the waits and limits of holding traces.
-func (c *Config) bounds() hold.Bounds {
-	return hold.Bounds{Wait: c.Wait, RootWait: c.RootWait, GroupTimeout: c.GroupTimeout,
-		MaxTraces: c.MaxTraces, MaxSpansPerTrace: c.MaxSpansPerTrace}
+func (c *Config) bounds() stage.Bounds {
+	return stage.Bounds{Wait: c.Wait, RootWait: c.RootWait, GroupTimeout: c.GroupTimeout,
+		MaxTraces: c.MaxTraces, MaxSpansPerTrace: c.MaxSpansPerTrace, Workers: c.Workers}
 }

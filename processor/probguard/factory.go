@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
 
-	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/processor/probguard/internal/metadata"
 )
 
@@ -30,9 +29,5 @@ func createTraces(_ context.Context, set processor.Settings, cfg component.Confi
 	if err != nil {
 		return nil, err
 	}
-	src, err := events.NewSource(c.Config, c.GroupBy, set.TelemetrySettings)
-	if err != nil {
-		return nil, err
-	}
-	return newProcessor(c, set.TelemetrySettings, next, src, tel)
+	return newProcessor(c, set.TelemetrySettings, next, tel)
 }

@@ -176,7 +176,7 @@ func (p *probProcessor) maybeLearn(ctx context.Context, final bool) {
 	p.learner.written = now
 	live := p.learner.Snapshot()
 	last, lastPAC := p.learner.last, p.learner.lastPAC
-	served := p.served
+	served := p.served.Load()
 	p.mu.Unlock()
 
 	if err := p.writeLearned(ctx, live, last, lastPAC); err != nil {
@@ -235,16 +235,14 @@ func (p *probProcessor) serveLearned(ctx context.Context, cur *servedModel, live
 		next = *s
 	}
 	next.pac.record(ctx, p.tel, "served")
-	p.mu.Lock()
-	p.served = &next
-	p.mu.Unlock()
+	p.served.Store(&next)
 }
 
 // recordPAC sets the PAC gauge of m, the served model, from the status
 // computed when it was solved: it solves nothing. Start records it so.
 func (p *probProcessor) recordPAC(ctx context.Context, m *dtmc.Model, which string) {
 	p.mu.Lock()
-	served := p.served
+	served := p.served.Load()
 	p.mu.Unlock()
 	if served != nil && served.guard.Model() == m {
 		served.pac.record(ctx, p.tel, which)
@@ -253,11 +251,8 @@ func (p *probProcessor) recordPAC(ctx context.Context, m *dtmc.Model, which stri
 
 // recordModelAge sets the model-age gauge.
 func (p *probProcessor) recordModelAge(ctx context.Context) {
-	p.mu.Lock()
-	served := p.served
-	now := p.now()
-	p.mu.Unlock()
-	if served != nil {
+	if served := p.served.Load(); served != nil {
+		now := p.now()
 		p.tel.ModelAge.Record(ctx, now.Sub(served.since).Seconds())
 	}
 }

@@ -38,10 +38,10 @@ const (
 func TestStartRecordsThePACStatusOfCreation(t *testing.T) {
 	set, reader := meteredSettings()
 	p := createUnstarted(t, stoveConfig(t), set)
-	if p.served.pac != (pacStatus{known: true}) {
-		t.Fatalf("PAC status at creation %+v, want known and not certified", p.served.pac)
+	if p.served.Load().pac != (pacStatus{known: true}) {
+		t.Fatalf("PAC status at creation %+v, want known and not certified", p.served.Load().pac)
 	}
-	p.served.pac = certifiedMark
+	p.served.Load().pac = certifiedMark
 	if err := p.Start(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -66,19 +66,19 @@ func TestLearnWritesSolveOnlyNewCounts(t *testing.T) {
 	}
 	end := func(n int) { // a trace scored and its group ended
 		feed(t, p, fixtures.V2Trace(n))
-		p.forward(t.Context(), p.expireAt(time.Now().Add(2*time.Minute)))
+		p.Tick(time.Now().Add(2*time.Minute))
 	}
 
 	// No traffic, no earlier learn.output: the served model stays the file's.
-	fileGuard := p.served.guard
+	fileGuard := p.served.Load().guard
 	write()
-	if p.served.guard != fileGuard || p.learner.last == nil {
-		t.Fatalf("served model replaced (%v) or nothing learned (%v) without a count", p.served.guard != fileGuard, p.learner.last == nil)
+	if p.served.Load().guard != fileGuard || p.learner.last == nil {
+		t.Fatalf("served model replaced (%v) or nothing learned (%v) without a count", p.served.Load().guard != fileGuard, p.learner.last == nil)
 	}
 
 	end(0)
 	write()
-	learned, served := p.learner.last, p.served
+	learned, served := p.learner.last, p.served.Load()
 	if served.guard == fileGuard || learned.Counts().Traces() != 1 || served.guard.Model().Counts().Traces() != 31 {
 		t.Fatalf("after one trace: learned %d traces, served %d", learned.Counts().Traces(), served.guard.Model().Counts().Traces())
 	}
@@ -86,22 +86,22 @@ func TestLearnWritesSolveOnlyNewCounts(t *testing.T) {
 		t.Errorf("served PAC status %+v, its model's is %+v", served.pac, want)
 	}
 
-	p.learner.lastPAC, p.served.pac = certifiedMark, certifiedMark
+	p.learner.lastPAC, p.served.Load().pac = certifiedMark, certifiedMark
 	write()
 	got := metricsOf(t, reader)
-	if p.learner.last != learned || p.served.guard != served.guard || got[learnedPAC] != 1 || got[servedPAC] != 1 {
+	if p.learner.last != learned || p.served.Load().guard != served.guard || got[learnedPAC] != 1 || got[servedPAC] != 1 {
 		t.Errorf("no new count: learned again %v, solved again %v, gauges learned %v served %v (want the stored 1)",
-			p.learner.last != learned, p.served.guard != served.guard, got[learnedPAC], got[servedPAC])
+			p.learner.last != learned, p.served.Load().guard != served.guard, got[learnedPAC], got[servedPAC])
 	}
-	if !p.served.since.After(served.since) {
+	if !p.served.Load().since.After(served.since) {
 		t.Error("the served model's age did not restart at the write")
 	}
 
 	end(1)
 	write()
 	got = metricsOf(t, reader)
-	if p.learner.last == learned || p.served.guard == served.guard || got[learnedPAC] != 0 || got[servedPAC] != 0 {
+	if p.learner.last == learned || p.served.Load().guard == served.guard || got[learnedPAC] != 0 || got[servedPAC] != 0 {
 		t.Errorf("a new count: learned again %v, solved again %v, gauges learned %v served %v (want 0)",
-			p.learner.last != learned, p.served.guard != served.guard, got[learnedPAC], got[servedPAC])
+			p.learner.last != learned, p.served.Load().guard != served.guard, got[learnedPAC], got[servedPAC])
 	}
 }

@@ -3,6 +3,7 @@ package probguard
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -12,34 +13,30 @@ import (
 
 	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/guard"
-	"github.com/agentguard/agentguard/internal/core/hold"
-	"github.com/agentguard/agentguard/internal/core/tracebuffer"
+	"github.com/agentguard/agentguard/internal/core/sequence"
+	"github.com/agentguard/agentguard/internal/stage"
 	"github.com/agentguard/agentguard/processor/probguard/internal/metadata"
 )
 
-// probProcessor holds each trace briefly so that its events are in order,
-// scores every event of its group against the served model, annotates the
-// events the configuration reports, learns from them if asked, and passes
-// every span on. One mutex serialises the buffer, the groups and the
-// learner; the next consumer is called outside it.
+// probProcessor is the holding stage with probguard's scoring as its
+// evaluator: each event of a group is scored against the served model in
+// order, annotated when the configuration reports it, and learned from if
+// asked. Late spans are scored as their group's continuation.
 type probProcessor struct {
-	cfg    *Config
-	next   consumer.Traces
-	logger *zap.Logger
-	tel    *metadata.TelemetryBuilder
-	attrs  *metricAttrs
-	src    *events.Source
-	now    func() time.Time
+	*stage.Stage[*group]
+	cfg      *Config
+	logger   *zap.Logger
+	tel      *metadata.TelemetryBuilder
+	attrs    *metricAttrs
+	warnings *stage.Warnings
+	now      func() time.Time
 
-	mu       sync.Mutex
-	buf      *tracebuffer.Buffer
-	served   *servedModel // nil: learning only
-	groups   *hold.Recent[*group]
-	learner  *onlineLearner // nil without learn
-	warnings *hold.Warnings
-	held     *hold.Gauge
-
-	clock hold.Clock
+	// served is swapped whole when learn.serve installs a new model; the
+	// scoring path reads it without a lock. nil: learning only.
+	served atomic.Pointer[servedModel]
+	// mu guards the learner, which every worker counts into.
+	mu      sync.Mutex
+	learner *onlineLearner // nil without learn
 }
 
 // group is one open group's state: its run through the guard, its path
@@ -50,147 +47,99 @@ type group struct {
 	events int // scored so far
 }
 
-func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Traces, src *events.Source, tel *metadata.TelemetryBuilder) (*probProcessor, error) {
-	p := &probProcessor{
-		cfg: cfg, next: next, logger: set.Logger, tel: tel, src: src, now: time.Now,
-		buf:      cfg.bounds().Buffer(),
-		groups:   hold.NewRecent[*group](),
-		warnings: hold.NewWarnings(set.Logger),
-		held:     hold.NewGauge(tel.TracesHeld),
-	}
-	var err error
+func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Traces, tel *metadata.TelemetryBuilder) (*probProcessor, error) {
+	p := &probProcessor{cfg: cfg, logger: set.Logger, tel: tel, now: time.Now, attrs: newMetricAttrs(cfg)}
 	if cfg.Model != "" {
-		if p.served, err = loadServed(cfg); err != nil {
+		served, err := loadServed(cfg)
+		if err != nil {
 			return nil, err
 		}
-		for _, note := range p.served.guard.Model().Notes() {
+		for _, note := range served.guard.Model().Notes() {
 			p.logger.Warn("model: "+note, zap.String("model", cfg.Model))
 		}
+		p.served.Store(served)
 	} else {
 		p.logger.Info("no model configured: learning only, no event is scored", zap.String("learn.output", cfg.Learn.Output))
 	}
 	if cfg.Learn != nil {
+		var err error
 		if p.learner, err = newOnlineLearner(cfg); err != nil {
 			return nil, err
 		}
 	}
-	p.attrs = newMetricAttrs(cfg)
+	s, err := stage.New(stage.Config{
+		Bounds: cfg.bounds(), GroupBy: cfg.GroupBy, Late: stage.LateContinue,
+		WarnUnheldAfter: cfg.WarnUnheldAfter, Scope: metadata.ScopeName,
+		AfterTick: func() { p.maybeLearn(context.Background(), false) },
+	}, set, next, stage.Metrics{
+		TracesHeld: tel.TracesHeld, TracesReleasedEarly: tel.TracesReleasedEarly, LateSpans: tel.LateSpans,
+		GroupsEndedEarly: tel.GroupsEndedEarly, ForwardFailures: tel.ForwardFailures, PredicateErrors: tel.PredicateErrors,
+		PredicateHeld: tel.PredicateHeld, SpansWithoutTraceID: tel.SpansWithoutTraceID, VerdictSpans: tel.VerdictSpans,
+		QueueFullWaits: tel.QueueFullWaits,
+	}, func() (*events.Source, error) { return events.NewSource(cfg.Config, cfg.GroupBy, set) }, p)
+	if err != nil {
+		return nil, err
+	}
+	p.Stage, p.warnings = s, s.Warnings
 	return p, nil
 }
 
-func (p *probProcessor) Capabilities() consumer.Capabilities {
-	return consumer.Capabilities{MutatesData: true}
+// UseClock makes the processor and its stage read time from now: for tests,
+// before Start.
+func (p *probProcessor) UseClock(now func() time.Time) {
+	p.now = now
+	p.Stage.UseClock(now)
 }
 
-// Start runs the clock that releases complete traces, ends idle groups and
-// writes the learned model.
-func (p *probProcessor) Start(context.Context, component.Host) error {
-	if p.served != nil {
-		p.recordPAC(context.Background(), p.served.guard.Model(), "served")
+// Start records the served model's PAC status and starts the stage.
+func (p *probProcessor) Start(ctx context.Context, host component.Host) error {
+	if served := p.served.Load(); served != nil {
+		p.recordPAC(ctx, served.guard.Model(), "served")
 	}
-	p.clock.Start(p.cfg.bounds().Interval(), func() {
-		p.forward(context.Background(), p.expire())
-		p.maybeLearn(context.Background(), false)
-	})
-	return nil
+	return p.Stage.Start(ctx, host)
 }
 
-// ConsumeTraces takes the spans in. Late spans of released traces are
-// scored at once as their groups' continuation; traces a bound forces out
-// are scored and passed on now.
-func (p *probProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	p.mu.Lock()
-	late, lateSpans, forced := p.buf.Add(td, p.now())
-	out := p.release(ctx, forced)
-	p.recordHeld(ctx)
-	if lateSpans > 0 {
-		p.tel.LateSpans.Add(ctx, int64(lateSpans))
-		p.warnOnce("late", "spans arrived after their trace was scored; they are scored as the continuation of its group, in arrival order (raise wait for a strict order)",
-			zap.Int("spans", lateSpans))
-		p.score(ctx, late)
-		out = append(out, late)
-	}
-	p.mu.Unlock()
-	p.forward(ctx, out)
-	return nil
-}
-
-// expire scores the traces complete by now and ends idle groups.
-func (p *probProcessor) expire() []ptrace.Traces { return p.expireAt(p.now()) }
-
-func (p *probProcessor) expireAt(now time.Time) []ptrace.Traces {
-	ctx := context.Background()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := p.release(ctx, p.buf.Expire(now))
-	p.recordHeld(ctx)
-	p.endIdleGroups(now)
-	return out
-}
-
-// Shutdown scores and passes on everything held, ends every group and
-// writes the learned model a last time.
+// Shutdown scores everything held, ends every group and writes the learned
+// model a last time.
 func (p *probProcessor) Shutdown(ctx context.Context) error {
-	p.clock.Stop()
-	p.mu.Lock()
-	out := p.release(ctx, p.buf.Flush())
-	p.recordHeld(ctx)
-	for _, key := range p.groups.Keys() {
-		p.endGroup(key)
-	}
-	p.mu.Unlock()
-	p.forward(ctx, out)
+	err := p.Stage.Shutdown(ctx)
 	p.maybeLearn(ctx, true)
-	return nil
+	return err
 }
 
-// forward passes batches on. A refusal is counted and logged once, not
-// returned: the spans were accepted when they came in.
-func (p *probProcessor) forward(ctx context.Context, batches []ptrace.Traces) {
-	hold.ForwardCounted(ctx, p.next, batches, p.tel.ForwardFailures, p.warnings)
-}
+// Open is a new group's state.
+func (p *probProcessor) Open(string) *group { return &group{} }
 
-// release scores released traces and returns their spans.
-func (p *probProcessor) release(ctx context.Context, traces []*tracebuffer.Trace) []ptrace.Traces {
-	out := make([]ptrace.Traces, 0, len(traces))
-	for _, t := range traces {
-		hold.CountEarly(ctx, t, p.tel.TracesReleasedEarly, p.warnings)
-		p.score(ctx, t.Spans)
-		out = append(out, t.Spans)
-	}
-	p.boundGroups()
-	return out
-}
-
-// score runs every event of the chunk through its group's guard and
-// learner, in order.
-func (p *probProcessor) score(ctx context.Context, td ptrace.Traces) {
-	groups, errs := p.src.Continue(td)
-	if errs > 0 {
-		p.tel.PredicateErrors.Add(ctx, int64(errs))
-		p.warnOnce("predicate-errors", "OTTL conditions failed on some spans; those predicates count as false there", zap.Int("errors", errs))
-	}
-	now := p.now()
-	for _, g := range groups {
-		st := p.groups.Touch(g.Key, now, func() *group { return &group{} })
-		for _, ev := range g.Events {
-			st.events++
-			p.learn(ctx, st, ev.Bits)
-			if p.served != nil {
-				p.decide(ctx, st, g.Key, ev.Span, ev.Bits)
-			}
+// Events scores the group's next events in order and learns from them.
+func (p *probProcessor) Events(ctx context.Context, key string, st *group, evs []sequence.Event) {
+	served := p.served.Load()
+	for _, ev := range evs {
+		st.events++
+		p.learn(ctx, st, ev.Bits)
+		if served != nil {
+			p.decide(ctx, served.guard, st, key, ev.Span, ev.Bits)
 		}
 	}
 }
 
+// End ends a group's run: learning counts its move to end. probguard decides
+// nothing at a group's end.
+func (p *probProcessor) End(_ context.Context, _ string, st *group, _ *stage.Target) {
+	if p.learner == nil {
+		return
+	}
+	p.mu.Lock()
+	p.learner.End(&st.path)
+	p.mu.Unlock()
+}
+
 // decide scores one event and annotates it if the configuration reports it.
-func (p *probProcessor) decide(ctx context.Context, st *group, key string, span ptrace.Span, bits uint64) {
-	g := p.served.guard
+func (p *probProcessor) decide(ctx context.Context, g *guard.Guard, st *group, key string, span ptrace.Span, bits uint64) {
 	d := g.Step(&st.run, bits)
 	switch {
 	case !d.Known && !d.Violation:
 		p.tel.UnknownStates.Add(ctx, 1)
-		p.warnOnce("unknown", "an event reached a state the model never saw; it is not taken as safe (see unknown_state)",
+		p.warnings.Once("unknown", "an event reached a state the model never saw; it is not taken as safe (see unknown_state)",
 			zap.String("state", g.StateName(d.State)), zap.String("group", key))
 	default:
 		p.tel.PSafe.Record(ctx, d.PSafe, p.attrs.property...)
@@ -206,39 +155,14 @@ func (p *probProcessor) learn(ctx context.Context, st *group, bits uint64) {
 	if p.learner == nil {
 		return
 	}
-	if why := p.learner.Step(&st.path, bits); why != "" {
+	p.mu.Lock()
+	why := p.learner.Step(&st.path, bits)
+	p.mu.Unlock()
+	if why != "" {
 		p.tel.InvalidTransitions.Add(ctx, 1)
-		p.warnOnce("invalid-transition", "the live traffic made a move valid_transitions forbid; learning skips it", zap.String("move", why))
+		p.warnings.Once("invalid-transition", "the live traffic made a move valid_transitions forbid; learning skips it", zap.String("move", why))
 	}
 }
-
-// endIdleGroups ends the groups without an event for GroupTimeout.
-func (p *probProcessor) endIdleGroups(now time.Time) {
-	for _, key := range p.groups.Idle(now, p.cfg.GroupTimeout) {
-		p.endGroup(key)
-	}
-}
-
-// boundGroups ends the least recently active groups past MaxTraces.
-func (p *probProcessor) boundGroups() {
-	for p.groups.Len() > p.cfg.MaxTraces {
-		oldest := p.groups.Oldest()
-		p.tel.GroupsEndedEarly.Add(context.Background(), 1)
-		p.warnOnce("groups", "more open groups than max_traces: the least recently active was ended early", zap.String("group", oldest))
-		p.endGroup(oldest)
-	}
-}
-
-// endGroup ends a group's run: learning counts its move to end.
-func (p *probProcessor) endGroup(key string) {
-	if st, ok := p.groups.Remove(key); ok && p.learner != nil {
-		p.learner.End(&st.path)
-	}
-	p.src.Forget(key)
-}
-
-// recordHeld keeps the traces-held gauge equal to the buffer's size.
-func (p *probProcessor) recordHeld(ctx context.Context) { p.held.Record(ctx, p.buf.Len()) }
 
 // warnOnce logs a kind of decision not taken the first time it happens.
 func (p *probProcessor) warnOnce(kind, msg string, fields ...zap.Field) {

@@ -84,7 +84,7 @@ func TestLatchedAcrossTracesOfAConversation(t *testing.T) {
 	cfg.GroupBy = "conversation"
 	p, sink := newTestProcessor(t, cfg, nopSettings())
 	feed(t, p, fixtures.StoveTrace(0, "conv-1", fixtures.ToolCall{Tool: "turn_on_stove"}))
-	p.forward(t.Context(), p.expireAt(time.Now().Add(5*time.Second)))
+	p.Tick(time.Now().Add(5 * time.Second))
 	feed(t, p, fixtures.StoveTrace(1, "conv-1", fixtures.ToolCall{Tool: "stir", Fork: true}))
 	shutdown(t, p)
 	want := []string{"execute_tool stir risk 11 0.0000 violation"}
@@ -100,7 +100,7 @@ func TestLateSpansContinueTheirGroup(t *testing.T) {
 	whole := fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "turn_on_stove"}, fixtures.ToolCall{Tool: "stir", Fork: true})
 	first, rest := splitAfter(whole, 2) // the root and turn_on_stove
 	in := feed(t, p, first)
-	p.forward(t.Context(), p.expireAt(time.Now().Add(5*time.Second)))
+	p.Tick(time.Now().Add(5 * time.Second))
 	in += feed(t, p, rest)
 	shutdown(t, p)
 	if out := sink.SpanCount(); out != in {
@@ -207,16 +207,16 @@ func TestServeSwapsInTheLearnedModel(t *testing.T) {
 	cfg.Learn = &LearnConfig{Output: filepath.Join(t.TempDir(), "online.json"), Serve: true}
 	p, _ := newTestProcessor(t, cfg, nopSettings())
 	feed(t, p, fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "look", Fork: true}))
-	p.forward(t.Context(), p.expireAt(time.Now().Add(2*time.Minute))) // scored, and its group ended
-	if d := p.served.guard.Step(&guard.Run{}, 0b01); d.Known {
+	p.Tick(time.Now().Add(2 * time.Minute)) // scored, and its group ended
+	if d := p.served.Load().guard.Step(&guard.Run{}, 0b01); d.Known {
 		t.Fatal("s2 known before learning")
 	}
 	p.learner.written = time.Time{} // due
 	p.maybeLearn(t.Context(), false)
-	if d := p.served.guard.Step(&guard.Run{}, 0b01); !d.Known {
+	if d := p.served.Load().guard.Step(&guard.Run{}, 0b01); !d.Known {
 		t.Error("s2 still unknown after serving the learned model")
 	}
-	if got := p.served.guard.Model().Counts().Traces(); got != 31 {
+	if got := p.served.Load().guard.Model().Counts().Traces(); got != 31 {
 		t.Errorf("served model of %d traces, want 30 + 1", got)
 	}
 	shutdown(t, p)

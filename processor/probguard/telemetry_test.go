@@ -108,8 +108,9 @@ func TestBoundsAreCountedAndLoseNothing(t *testing.T) {
 	in := 0
 	for n := range 10 {
 		in += feed(t, p, fixtures.V2Trace(n))
-		if p.groups.Len() > 2 {
-			t.Fatalf("%d open groups past max_traces 2", p.groups.Len())
+		p.Sync()
+		if n := p.OpenGroups(); n > 2 {
+			t.Fatalf("%d open groups past max_traces 2", n)
 		}
 	}
 	shutdown(t, p)
@@ -117,7 +118,7 @@ func TestBoundsAreCountedAndLoseNothing(t *testing.T) {
 		t.Errorf("%d spans in, %d out", in, out)
 	}
 	got := metricsOf(t, reader)
-	if got["otelcol_processor_probguard_traces_released_early{reason=evicted}"] == 0 || got["otelcol_processor_probguard_groups_ended_early"] == 0 {
+	if got["otelcol_processor_probguard_traces_released_early{reason=evicted}"] == 0 || got["otelcol_processor_probguard_groups_ended_early{reason=max_traces}"] == 0 {
 		t.Errorf("early releases and group ends not counted: %v", got)
 	}
 }

@@ -27,11 +27,14 @@ func BenchmarkThroughput(b *testing.B) {
 			b.Fatal(err)
 		}
 		p := pt.(*temporalProcessor)
-		clock := time.Unix(1_800_000_000, 0)
-		p.now = func() time.Time { return clock }
+		clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+		p.UseClock(clock.now)
 		fixtures.Throughput(b, tmpl, p.ConsumeTraces, func() {
-			clock = clock.Add(time.Minute)
-			p.forward(context.Background(), p.expire())
+			clock.t = clock.t.Add(time.Minute)
+			p.Tick(clock.t)
 		})
+		if err := p.Shutdown(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 	})
 }

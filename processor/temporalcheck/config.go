@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
-	"github.com/agentguard/agentguard/internal/core/hold"
 	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/core/texpr"
+	"github.com/agentguard/agentguard/internal/stage"
 )
 
 // Report says which verdicts are written on spans.
@@ -44,11 +44,15 @@ type Config struct {
 	// RootWait: ... or this long after its root span arrived (default 1s; 0: Wait only).
 	RootWait time.Duration `mapstructure:"root_wait"`
 	// GroupTimeout: with an attribute group_by, a group ends this long after
-	// its last trace was released (default 5m); its end-of-sequence verdicts
-	// then go to the log and the self-metrics, its spans having left.
+	// its last trace was released (default 5m). Its end-of-sequence verdicts
+	// (on_end) then go on a verdict span, a child of its last event, since
+	// its spans have left.
 	GroupTimeout time.Duration `mapstructure:"group_timeout"`
 	// MaxTraces held at once (default 100000); past it the oldest trace is
-	// evaluated and released early. It also bounds the open groups.
+	// evaluated and released early. It also bounds the open groups: past it
+	// the least recently active group is ended early (counted, and its
+	// end-of-sequence verdicts reported). Both are split evenly among the
+	// workers.
 	MaxTraces int `mapstructure:"max_traces"`
 	// MaxSpansPerTrace held per trace (default 10000); a larger trace is
 	// evaluated and released early, and its later spans pass as late.
@@ -59,6 +63,13 @@ type Config struct {
 	// MaxThreads caps the live evaluations of one assertion in one group
 	// (default 100000); past it they are abandoned with an error verdict.
 	MaxThreads int `mapstructure:"max_threads"`
+	// Workers evaluate groups in parallel, a conversation always on the same
+	// worker (default 0: one per core).
+	Workers int `mapstructure:"workers"`
+	// WarnUnheldAfter: a predicate that has not held in this many events in a
+	// row is logged once at WARN, a misspelt tool or agent name being the
+	// usual cause (default 1000; 0: never).
+	WarnUnheldAfter int `mapstructure:"warn_unheld_after"`
 }
 
 func createDefaultConfig() *Config {
@@ -72,6 +83,7 @@ func createDefaultConfig() *Config {
 		MaxSpansPerTrace:  10_000,
 		MaxEventsPerGroup: 10_000,
 		MaxThreads:        texpr.DefaultMaxThreads,
+		WarnUnheldAfter:   1000,
 	}
 }
 
@@ -86,7 +98,8 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("report: unknown value %q: valid values are %q and %q", c.Report, ReportViolations, ReportAll))
 	}
 	errs = append(errs, c.bounds().Validate(),
-		hold.PositiveInt("max_events_per_group", c.MaxEventsPerGroup), hold.PositiveInt("max_threads", c.MaxThreads))
+		stage.PositiveInt("max_events_per_group", c.MaxEventsPerGroup), stage.PositiveInt("max_threads", c.MaxThreads),
+		stage.NonNegativeInt("warn_unheld_after", c.WarnUnheldAfter))
 	if len(c.Assertions) == 0 {
 		errs = append(errs, errors.New("assertions: at least one assertion is required"))
 	}
@@ -105,7 +118,7 @@ func (c *Config) predicateNames() []string {
 }
 
 // bounds are the waits and limits of holding traces.
-func (c *Config) bounds() hold.Bounds {
-	return hold.Bounds{Wait: c.Wait, RootWait: c.RootWait, GroupTimeout: c.GroupTimeout,
-		MaxTraces: c.MaxTraces, MaxSpansPerTrace: c.MaxSpansPerTrace}
+func (c *Config) bounds() stage.Bounds {
+	return stage.Bounds{Wait: c.Wait, RootWait: c.RootWait, GroupTimeout: c.GroupTimeout,
+		MaxTraces: c.MaxTraces, MaxSpansPerTrace: c.MaxSpansPerTrace, Workers: c.Workers}
 }

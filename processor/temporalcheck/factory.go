@@ -27,9 +27,5 @@ func createTraces(_ context.Context, set processor.Settings, cfg component.Confi
 	if err != nil {
 		return nil, err
 	}
-	events, err := newEventSource(c, set.TelemetrySettings)
-	if err != nil {
-		return nil, err
-	}
-	return newProcessor(c, set.TelemetrySettings, next, events, tel)
+	return newProcessor(c, set.TelemetrySettings, next, tel)
 }

@@ -41,6 +41,33 @@ func newTestProcessor(t testing.TB, name string, edit func(*Config)) (*temporalP
 	return p.(*temporalProcessor), sink
 }
 
+// fakeClock is a time the test moves; the stage reads it from the test's
+// goroutine only (no clock goroutine runs: the processor is not started).
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+// newClockedProcessor is newTestProcessor without Start: time is the
+// returned clock, and traces are released by p.Tick.
+func newClockedProcessor(t *testing.T, name string, edit func(*Config)) (*temporalProcessor, *consumertest.TracesSink, *fakeClock) {
+	t.Helper()
+	cfg, err := loadConfig(t, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(cfg)
+	}
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	p.(*temporalProcessor).UseClock(clock.now)
+	return p.(*temporalProcessor), sink, clock
+}
+
 // verdictsOf lists the evaluation events on the spans the sink received, as
 // "assertion verdict start/end on span-name", sorted.
 func verdictsOf(sink *consumertest.TracesSink) []string {
@@ -200,20 +227,18 @@ func TestBatchingDoesNotMatter(t *testing.T) {
 }
 
 func TestLateSpansPassThrough(t *testing.T) {
-	p, sink := newTestProcessor(t, "paper", nil)
-	clock := time.Unix(1_800_000_000, 0)
-	p.now = func() time.Time { return clock }
+	p, sink, clock := newClockedProcessor(t, "paper", nil)
 	batches := splitSpans(rand.New(rand.NewPCG(1, 1)), fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"))
 	first, rest := batches[0], batches[1:]
 	n := feed(t, p, first)
-	clock = clock.Add(time.Minute)
-	p.forward(context.Background(), p.expire())
+	clock.t = clock.t.Add(time.Minute)
+	p.Tick(clock.t)
 	if sink.SpanCount() != n {
 		t.Fatalf("after wait: %d of %d spans released", sink.SpanCount(), n)
 	}
 	n += feed(t, p, rest...)
-	if sink.SpanCount() != n || p.buf.Len() != 0 {
-		t.Fatalf("late spans held: %d of %d out, %d traces held", sink.SpanCount(), n, p.buf.Len())
+	if sink.SpanCount() != n || p.Held() != 0 {
+		t.Fatalf("late spans held: %d of %d out, %d traces held", sink.SpanCount(), n, p.Held())
 	}
 	shutdown(t, p)
 }
@@ -235,12 +260,14 @@ func TestShutdownAttachesEndOfGroupVerdicts(t *testing.T) {
 }
 
 func TestMaxTracesReleasesTheOldestEarly(t *testing.T) {
-	p, sink := newTestProcessor(t, "paper", func(c *Config) { c.MaxTraces = 1 })
+	p, sink := newTestProcessor(t, "paper", func(c *Config) { c.MaxTraces, c.Workers = 1, 1 })
 	feed(t, p, fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"))
+	p.Sync()
 	if sink.SpanCount() != 0 {
 		t.Fatal("released before the bound was reached")
 	}
 	feed(t, p, fixtures.Traces(t, "adk-weather/adk-good-42-0.json"))
+	p.Sync()
 	if got := verdictsOf(sink); len(got) != 1 || !strings.HasPrefix(got[0], "te1 failure 1/3") {
 		t.Fatalf("evicted trace's verdicts %v", got)
 	}

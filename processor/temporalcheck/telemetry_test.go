@@ -44,21 +44,21 @@ func TestSelfMetricsCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.MaxTraces = 1
+	cfg.MaxTraces, cfg.Workers = 1, 1
 	sink := new(consumertest.TracesSink)
 	pt, err := NewFactory().CreateTraces(context.Background(), set, cfg, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := pt.(*temporalProcessor)
-	clock := time.Unix(1_800_000_000, 0)
-	p.now = func() time.Time { return clock }
+	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	p.UseClock(clock.now)
 
 	batches := splitSpans(rand.New(rand.NewPCG(2, 2)), fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"))
 	feed(t, p, batches[0])
 	feed(t, p, fixtures.Traces(t, "adk-weather/adk-good-42-0.json")) // evicts the bad trace: released early
-	clock = clock.Add(time.Minute)
-	p.forward(context.Background(), p.expire())
+	clock.t = clock.t.Add(time.Minute)
+	p.Tick(clock.t)
 	late := feed(t, p, batches[1:]...) // the bad trace's other spans: late
 	shutdown(t, p)
 

@@ -39,15 +39,20 @@ type Options struct {
 	MaxEventsPerGroup int
 }
 
-// Runner keeps the state of every open group: the assertions' monitors and
-// the names and times of the group's events, for explanations.
+// Runner runs the assertions over groups. A group's state is a Group, which
+// the caller owns (one per open group; the temporalcheck processor keeps them
+// per worker); Run, Finish and Keys keep them in a map for callers that do
+// not.
 type Runner struct {
 	assertions []Compiled
 	opts       Options
-	groups     map[string]*group
+	groups     map[string]*Group
 }
 
-type group struct {
+// Group is the state of one open group: the assertions' monitors and the
+// names and times of its events, for explanations. It is not safe for
+// concurrent use.
+type Group struct {
 	monitors []*texpr.Monitor
 	events   []eventInfo // cycle c is events[c-1]
 }
@@ -65,21 +70,21 @@ func NewRunner(assertions []Compiled, opts Options) *Runner {
 			assertions[i].Spec.Trees = texpr.TreesAll
 		}
 	}
-	return &Runner{assertions: assertions, opts: opts, groups: map[string]*group{}}
+	return &Runner{assertions: assertions, opts: opts, groups: map[string]*Group{}}
 }
 
-// Groups is the number of open groups.
-func (r *Runner) Groups() int { return len(r.groups) }
-
-// Run feeds a group the events of one released trace, in order. With last,
-// the group ends here: the end policy applies and verdicts it decides go to
-// the last event's span.
-func (r *Runner) Run(key string, events []Event, last bool) []Verdict {
-	g := r.groups[key]
-	if g == nil {
-		g = r.newGroup()
-		r.groups[key] = g
+// NewGroup is the state of a group before its first event.
+func (r *Runner) NewGroup() *Group {
+	g := &Group{monitors: make([]*texpr.Monitor, len(r.assertions))}
+	for i, a := range r.assertions {
+		g.monitors[i] = texpr.NewMonitor(a.Spec)
 	}
+	return g
+}
+
+// Step feeds a group its next events, in order, and returns the verdicts
+// they decide, each on the span of its deciding event.
+func (r *Runner) Step(key string, g *Group, events []Event) []Verdict {
 	var out []Verdict
 	for _, ev := range events {
 		g.events = append(g.events, eventInfo{ev.Name, ev.Time})
@@ -92,6 +97,28 @@ func (r *Runner) Run(key string, events []Event, last bool) []Verdict {
 			out = append(out, r.finish(key, g, ev.Span, true)...)
 		}
 	}
+	return out
+}
+
+// End applies the end policy to a group that ends: the verdicts it decides
+// have no span yet (Attached is false); the caller places them.
+func (r *Runner) End(key string, g *Group) []Verdict {
+	return r.finish(key, g, ptrace.Span{}, false)
+}
+
+// Groups is the number of groups open in the runner's own map.
+func (r *Runner) Groups() int { return len(r.groups) }
+
+// Run feeds a group of the runner's own map the events of one released
+// trace, in order. With last, the group ends here: the end policy applies
+// and verdicts it decides go to the last event's span.
+func (r *Runner) Run(key string, events []Event, last bool) []Verdict {
+	g := r.groups[key]
+	if g == nil {
+		g = r.NewGroup()
+		r.groups[key] = g
+	}
+	out := r.Step(key, g, events)
 	if last {
 		span, attached := ptrace.Span{}, len(events) > 0
 		if attached {
@@ -103,18 +130,18 @@ func (r *Runner) Run(key string, events []Event, last bool) []Verdict {
 	return out
 }
 
-// Finish ends a group whose spans have all left: its end-of-sequence
-// verdicts cannot be attached to a span.
+// Finish ends a group of the runner's own map whose spans have all left:
+// its end-of-sequence verdicts cannot be attached to a span.
 func (r *Runner) Finish(key string) []Verdict {
 	g := r.groups[key]
 	if g == nil {
 		return nil
 	}
 	delete(r.groups, key)
-	return r.finish(key, g, ptrace.Span{}, false)
+	return r.End(key, g)
 }
 
-// Keys lists the open groups.
+// Keys lists the open groups of the runner's own map.
 func (r *Runner) Keys() []string {
 	keys := make([]string, 0, len(r.groups))
 	for k := range r.groups {
@@ -123,15 +150,7 @@ func (r *Runner) Keys() []string {
 	return keys
 }
 
-func (r *Runner) newGroup() *group {
-	g := &group{}
-	for _, a := range r.assertions {
-		g.monitors = append(g.monitors, texpr.NewMonitor(a.Spec))
-	}
-	return g
-}
-
-func (r *Runner) finish(key string, g *group, span ptrace.Span, attached bool) []Verdict {
+func (r *Runner) finish(key string, g *Group, span ptrace.Span, attached bool) []Verdict {
 	var out []Verdict
 	for i, m := range g.monitors {
 		for _, v := range m.Finish() {
@@ -145,7 +164,7 @@ func (r *Runner) finish(key string, g *group, span ptrace.Span, attached bool) [
 // verdict wraps a monitor's verdict. The explanation is written only for the
 // verdicts someone reads: violations, passes when asked for, and the
 // unattached ones, which can only be logged.
-func (r *Runner) verdict(key string, g *group, i int, v texpr.Verdict, span ptrace.Span, attached bool) Verdict {
+func (r *Runner) verdict(key string, g *Group, i int, v texpr.Verdict, span ptrace.Span, attached bool) Verdict {
 	a := &r.assertions[i]
 	out := Verdict{Verdict: v, Assertion: a, Group: key, Span: span, Attached: attached}
 	if v.Violation || r.opts.Passes || !attached {
@@ -159,7 +178,7 @@ const maxListed = 40
 
 // explain is the text a person reads: what was asserted, what happened, the
 // trace tree (times in ms since the group's first event), and the events.
-func explain(a *Compiled, g *group, v texpr.Verdict) string {
+func explain(a *Compiled, g *Group, v texpr.Verdict) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s %s: %s", a.Name, a.Kind, a.Expression, describe(v))
 	if v.Kind == texpr.Pending || v.Kind == texpr.Error {

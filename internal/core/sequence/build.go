@@ -1,62 +1,100 @@
 package sequence
 
 import (
+	"cmp"
 	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
+// position is where a span stands in sequence order: its start, then its
+// arrival.
+type position struct {
+	start   pcommon.Timestamp
+	arrival int
+}
+
+func (p position) before(q position) bool {
+	return cmp.Or(cmp.Compare(p.start, q.start), cmp.Compare(p.arrival, q.arrival)) < 0
+}
+
 // candidate is a group key value seen at one span; the earliest span wins,
 // so that the key does not depend on which batch or resource came first.
 type candidate struct {
-	at    ptrace.Span
+	at    position
 	value string
 	found bool
 }
 
 // offer takes the value if it is the earliest so far. An empty value counts
 // as absent: it would merge unrelated traces into one group "".
-func (c *candidate) offer(sp ptrace.Span, v pcommon.Value, ok bool) {
-	if !ok || (c.found && compareSpans(sp, c.at) >= 0) {
+func (c *candidate) offer(at position, v pcommon.Value, ok bool) {
+	if !ok || (c.found && !at.before(c.at)) {
 		return
 	}
 	if value := v.AsString(); value != "" {
-		*c = candidate{at: sp, value: value, found: true}
+		*c = candidate{at: at, value: value, found: true}
 	}
+}
+
+// groupKey collects one trace's group key candidates: per attribute key in
+// order of preference, the value found on a span's own attributes wins over
+// one found on a resource (the span's is more specific: in ADK only
+// invoke_agent spans carry gen_ai.conversation.id).
+type groupKey struct {
+	onSpan, onResource []candidate
+}
+
+func newGroupKey(keys []string) groupKey {
+	return groupKey{onSpan: make([]candidate, len(keys)), onResource: make([]candidate, len(keys))}
+}
+
+func (g *groupKey) offer(keys []string, rs ptrace.ResourceSpans, sp ptrace.Span, at position) {
+	for i, key := range keys {
+		v, ok := sp.Attributes().Get(key)
+		g.onSpan[i].offer(at, v, ok)
+		v, ok = rs.Resource().Attributes().Get(key)
+		g.onResource[i].offer(at, v, ok)
+	}
+}
+
+func (g *groupKey) value() (string, bool) {
+	for i := range g.onSpan {
+		for _, c := range []candidate{g.onSpan[i], g.onResource[i]} {
+			if c.found {
+				return c.value, true
+			}
+		}
+	}
+	return "", false
 }
 
 // building is one trace while Split reads the batch.
 type building struct {
 	Trace
-	first    ptrace.Span // earliest span, to order the traces
+	first    position // earliest span, to order the traces
 	hasFirst bool
-	// onSpan and onResource, per group key in order of preference: the key
-	// found on a span's own attributes wins over one found on a resource (the
-	// span's is more specific: in ADK only invoke_agent spans carry
-	// gen_ai.conversation.id).
-	onSpan, onResource []candidate
+	key      groupKey
 }
 
 type builder struct {
 	groupBy string
 	keys    []string // the attribute keys groupBy reads
 	traces  map[pcommon.TraceID]*building
+	arrived int // spans read so far
 }
 
 func (b *builder) add(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, sp ptrace.Span, classify Classifier) {
 	t := b.trace(sp)
-	if !t.hasFirst || compareSpans(sp, t.first) < 0 {
-		t.first, t.hasFirst = sp, true
+	at := position{start: sp.StartTimestamp(), arrival: b.arrived}
+	b.arrived++
+	if !t.hasFirst || at.before(t.first) {
+		t.first, t.hasFirst = at, true
 	}
-	for i, key := range b.keys {
-		v, ok := sp.Attributes().Get(key)
-		t.onSpan[i].offer(sp, v, ok)
-		v, ok = rs.Resource().Attributes().Get(key)
-		t.onResource[i].offer(sp, v, ok)
-	}
+	t.key.offer(b.keys, rs, sp, at)
 	if ok, sig := classify(rs, ss, sp); ok {
-		t.Events = append(t.Events, Event{Span: sp, Start: sp.StartTimestamp(), Signals: sig, Bits: sig})
+		t.Events = append(t.Events, Event{Span: sp, Start: at.start, Arrival: at.arrival, Signals: sig, Bits: sig})
 	}
 }
 
@@ -64,7 +102,7 @@ func (b *builder) trace(sp ptrace.Span) *building {
 	id := sp.TraceID()
 	t, ok := b.traces[id]
 	if !ok {
-		t = &building{Trace: Trace{ID: id}, onSpan: make([]candidate, len(b.keys)), onResource: make([]candidate, len(b.keys))}
+		t = &building{Trace: Trace{ID: id}, key: newGroupKey(b.keys)}
 		b.traces[id] = t
 	}
 	return t
@@ -77,7 +115,9 @@ func (b *builder) finish() []Trace {
 		t.setGroup(b.groupBy)
 		all = append(all, t)
 	}
-	slices.SortFunc(all, func(x, y *building) int { return compareSpans(x.first, y.first) })
+	slices.SortFunc(all, func(x, y *building) int {
+		return cmp.Or(cmp.Compare(x.first.start, y.first.start), cmp.Compare(x.first.arrival, y.first.arrival))
+	})
 	out := make([]Trace, len(all))
 	for i, t := range all {
 		out[i] = t.Trace
@@ -90,12 +130,26 @@ func (t *building) setGroup(groupBy string) {
 		t.Group, t.GroupFound = t.ID.String(), true
 		return
 	}
-	for i := range t.onSpan {
-		for _, c := range []candidate{t.onSpan[i], t.onResource[i]} {
-			if c.found {
-				t.Group, t.GroupFound = c.value, true
-				return
+	t.Group, t.GroupFound = t.key.value()
+}
+
+// GroupOf is the group key of a batch holding one trace's spans under
+// groupBy, as Split would give it, without classifying any span: what a
+// processor needs to route a complete trace to the worker of its group.
+func GroupOf(td ptrace.Traces, groupBy string) (key string, found bool) {
+	keys := groupKeys(groupBy)
+	if len(keys) == 0 {
+		return "", false
+	}
+	g := newGroupKey(keys)
+	arrived := 0
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				g.offer(keys, rs, sp, position{start: sp.StartTimestamp(), arrival: arrived})
+				arrived++
 			}
 		}
 	}
+	return g.value()
 }

@@ -59,6 +59,9 @@ type Event struct {
 	Span ptrace.Span
 	// Start is the span's start time, kept apart for reporting.
 	Start pcommon.Timestamp
+	// Arrival is the span's position in the order its spans were received
+	// (their order in the batch Split read): the tie-break of equal starts.
+	Arrival int
 	// Signals is the Classifier's output.
 	Signals uint64
 	// Bits is the predicate truth at this event: Signals until Fold sets it.
@@ -72,22 +75,26 @@ type Trace struct {
 	// attribute's value as a string; "" when GroupFound is false.
 	Group      string
 	GroupFound bool
-	// Events are the trace's events by start time, then end time, then span
-	// ID (see Compare); possibly none.
+	// Events are the trace's events by start time, then arrival (see
+	// Compare); possibly none.
 	Events []Event
 }
 
-// Compare orders events by start time, then end time (ADK start times are
-// whole milliseconds, so starts tie often and ends rarely), then span ID and
-// trace ID, so that the order is total and does not depend on arrival.
-func Compare(a, b Event) int { return compareSpans(a.Span, b.Span) }
-
-func compareSpans(a, b ptrace.Span) int {
+// Compare orders events by start time, then by the order their spans were
+// received. End times cannot break a tie: the OpenTelemetry JS SDK takes a
+// span's start from Date.now() (whole milliseconds) and its end as that
+// truncated start plus a precise duration, so each end is early by its own
+// lost fraction of a millisecond, and two calls started in one millisecond
+// would be ordered by their durations. SDK batch processors queue spans as
+// they end, so the order received is the order they ended. Span and trace
+// IDs make the order total for events of one arrival position (events of
+// different batches merged).
+func Compare(a, b Event) int {
 	return cmp.Or(
-		cmp.Compare(a.StartTimestamp(), b.StartTimestamp()),
-		cmp.Compare(a.EndTimestamp(), b.EndTimestamp()),
-		compareIDs(a.SpanID(), b.SpanID()),
-		compareIDs(a.TraceID(), b.TraceID()),
+		cmp.Compare(a.Start, b.Start),
+		cmp.Compare(a.Arrival, b.Arrival),
+		compareIDs(a.Span.SpanID(), b.Span.SpanID()),
+		compareIDs(a.Span.TraceID(), b.Span.TraceID()),
 	)
 }
 

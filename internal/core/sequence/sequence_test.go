@@ -1,6 +1,8 @@
 package sequence
 
 import (
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -63,7 +65,7 @@ func TestSplitShuffledADK(t *testing.T) {
 }
 
 // ADK for TypeScript: two say_goodbye calls start in the same millisecond
-// and are told apart by their end times; the merged span is no event.
+// and are ordered as they were received; the merged span is no event.
 func TestSplitMillisecondTies(t *testing.T) {
 	traces := Split(fixtures.Traces(t, "adk-js/parallel-goodbye.json"), adkTools, ByTraceID)
 	if len(traces) != 1 {
@@ -73,9 +75,8 @@ func TestSplitMillisecondTies(t *testing.T) {
 	if want := []string{"transfer_to_agent", "say_goodbye", "say_goodbye"}; !slices.Equal(names(t, evs), want) {
 		t.Fatalf("events %v, want %v", names(t, evs), want)
 	}
-	if evs[1].Start != evs[2].Start || evs[1].Span.EndTimestamp() >= evs[2].Span.EndTimestamp() {
-		t.Errorf("expected a start tie broken by end: %v-%v, %v-%v",
-			evs[1].Start, evs[1].Span.EndTimestamp(), evs[2].Start, evs[2].Span.EndTimestamp())
+	if evs[1].Start != evs[2].Start || evs[1].Arrival >= evs[2].Arrival {
+		t.Errorf("expected a start tie broken by arrival: %v@%d, %v@%d", evs[1].Start, evs[1].Arrival, evs[2].Start, evs[2].Arrival)
 	}
 	if traces[0].Group != traces[0].ID.String() || !traces[0].GroupFound {
 		t.Errorf("trace_id group %q", traces[0].Group)
@@ -85,25 +86,80 @@ func TestSplitMillisecondTies(t *testing.T) {
 	}
 }
 
-// Spans that tie on start and end are ordered by span ID, whatever their
-// arrival order.
-func TestSplitFullTieBySpanID(t *testing.T) {
+// Spans that tie on start are ordered as they arrived, whatever their end
+// times and span IDs.
+func TestSplitTieByArrival(t *testing.T) {
 	for _, order := range [][]byte{{1, 2, 3}, {3, 1, 2}, {2, 3, 1}} {
 		td := ptrace.NewTraces()
 		ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
-		for _, id := range order {
+		for i, id := range order {
 			sp := ss.Spans().AppendEmpty()
 			sp.SetTraceID(pcommon.TraceID{9})
 			sp.SetSpanID(pcommon.SpanID{id})
 			sp.SetStartTimestamp(1_000_000)
-			sp.SetEndTimestamp(2_000_000)
+			sp.SetEndTimestamp(pcommon.Timestamp(3_000_000 - i)) // later arrivals end earlier
 			sp.Attributes().PutStr("gen_ai.tool.name", tools[id])
 		}
+		var want []string
+		for _, id := range order {
+			want = append(want, tools[id])
+		}
 		evs := Split(td, adkTools, ByTraceID)[0].Events
-		if got := names(t, evs); !slices.Equal(got, []string{"say_hello", "say_goodbye", "get_weather"}) {
-			t.Errorf("arrival %v: %v", order, got)
+		if got := names(t, evs); !slices.Equal(got, want) {
+			t.Errorf("arrival %v: %v, want %v", order, got, want)
 		}
 	}
+}
+
+// jsSpans is a trace as the OpenTelemetry JS SDK exports it: n tool calls run
+// one after another, fast enough that several start in one millisecond. A
+// start is Date.now() (whole milliseconds); an end is that truncated start
+// plus the precise duration, so it is early by the lost fraction; the batch
+// processor queues spans as they end, so they arrive in their true order.
+func jsSpans(rng *rand.Rand, n int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	clock := 1_700_000_000_000_000_000 + rng.Float64()*1e6 // ns, precise
+	for i := range n {
+		start := clock + rng.Float64()*200_000 // a gap under 0.2 ms
+		duration := 50_000 + rng.Float64()*400_000
+		clock = start + duration
+		ms := math.Floor(start/1e6) * 1e6
+		sp := spans.AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{7})
+		sp.SetSpanID(pcommon.SpanID{byte(i + 1)})
+		sp.SetStartTimestamp(pcommon.Timestamp(ms))
+		sp.SetEndTimestamp(pcommon.Timestamp(ms + duration))
+		sp.Attributes().PutInt("call", int64(i))
+		sp.Attributes().PutStr("gen_ai.tool.name", tools[rng.IntN(len(tools))])
+	}
+	return td
+}
+
+// On JS SDK timestamps the events come out in their true order; ordering
+// ties by end time (the rule before) gets many wrong.
+func TestJSTimestampsTrueOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ties, byEndWrong := 0, 0
+	for range 500 {
+		td := jsSpans(rng, 8)
+		evs := Split(td, adkTools, ByTraceID)[0].Events
+		for i, e := range evs {
+			if call, _ := e.Span.Attributes().Get("call"); call.Int() != int64(i) {
+				t.Fatalf("event %d is call %d", i, call.Int())
+			}
+			if i > 0 && e.Start == evs[i-1].Start {
+				ties++
+				if e.Span.EndTimestamp() < evs[i-1].Span.EndTimestamp() {
+					byEndWrong++
+				}
+			}
+		}
+	}
+	if ties == 0 || byEndWrong == 0 {
+		t.Fatalf("the generator made %d same-millisecond ties, %d that end order gets wrong: it tests nothing", ties, byEndWrong)
+	}
+	t.Logf("%d same-millisecond ties, %d of them misordered by end time", ties, byEndWrong)
 }
 
 // One conversation, two traces (one per user turn): both get the group of

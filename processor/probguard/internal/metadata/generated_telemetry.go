@@ -22,6 +22,10 @@ type TelemetryBuilder struct {
 	PredicateErrors     metric.Int64Counter
 	ForwardFailures     metric.Int64Counter
 	GroupsEndedEarly    metric.Int64Counter
+	PredicateHeld       metric.Int64Counter
+	SpansWithoutTraceID metric.Int64Counter
+	VerdictSpans        metric.Int64Counter
+	QueueFullWaits      metric.Int64Counter
 }
 
 // NewTelemetryBuilder creates the instruments from the component's meter.
@@ -68,6 +72,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 	errs = errors.Join(errs, err)
 	b.ForwardFailures, err = m.Int64Counter("otelcol_processor_probguard_forward_failures",
 		metric.WithDescription("Batches of spans the next consumer refused; they are logged, not returned to the sender."), metric.WithUnit("{batches}"))
+	errs = errors.Join(errs, err)
+	b.PredicateHeld, err = m.Int64Counter("otelcol_processor_probguard_predicate_held",
+		metric.WithDescription("Events at which each predicate held, by predicate."), metric.WithUnit("{events}"))
+	errs = errors.Join(errs, err)
+	b.SpansWithoutTraceID, err = m.Int64Counter("otelcol_processor_probguard_spans_without_trace_id",
+		metric.WithDescription("Spans without a trace ID, passed on unjudged."), metric.WithUnit("{spans}"))
+	errs = errors.Join(errs, err)
+	b.VerdictSpans, err = m.Int64Counter("otelcol_processor_probguard_verdict_spans",
+		metric.WithDescription("Verdict spans made for end-of-group verdicts decided after the group's spans had left."), metric.WithUnit("{spans}"))
+	errs = errors.Join(errs, err)
+	b.QueueFullWaits, err = m.Int64Counter("otelcol_processor_probguard_queue_full_waits",
+		metric.WithDescription("Batches of incoming spans that waited because the evaluators were behind."), metric.WithUnit("{batches}"))
 	errs = errors.Join(errs, err)
 	return &b, errs
 }

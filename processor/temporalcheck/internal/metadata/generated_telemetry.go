@@ -17,7 +17,11 @@ type TelemetryBuilder struct {
 	EvaluationTime      metric.Float64Histogram
 	PredicateErrors     metric.Int64Counter
 	ForwardFailures     metric.Int64Counter
-	UnattachedVerdicts  metric.Int64Counter
+	GroupsEndedEarly    metric.Int64Counter
+	PredicateHeld       metric.Int64Counter
+	SpansWithoutTraceID metric.Int64Counter
+	VerdictSpans        metric.Int64Counter
+	QueueFullWaits      metric.Int64Counter
 }
 
 // NewTelemetryBuilder creates the instruments from the component's meter.
@@ -48,11 +52,23 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 	b.PredicateErrors, err = m.Int64Counter("otelcol_processor_temporalcheck_predicate_errors",
 		metric.WithDescription("OTTL evaluation errors; the predicate counts as false at that span."), metric.WithUnit("{errors}"))
 	errs = errors.Join(errs, err)
-	b.UnattachedVerdicts, err = m.Int64Counter("otelcol_processor_temporalcheck_unattached_verdicts",
-		metric.WithDescription("Verdicts decided after the spans of their group had left; logged, not annotated."), metric.WithUnit("{verdicts}"))
-	errs = errors.Join(errs, err)
 	b.ForwardFailures, err = m.Int64Counter("otelcol_processor_temporalcheck_forward_failures",
 		metric.WithDescription("Batches of spans the next consumer refused; they are logged, not returned to the sender."), metric.WithUnit("{batches}"))
+	errs = errors.Join(errs, err)
+	b.GroupsEndedEarly, err = m.Int64Counter("otelcol_processor_temporalcheck_groups_ended_early",
+		metric.WithDescription("Groups ended before their end (more open groups than max_traces), by reason; their end-of-group verdicts are reported."), metric.WithUnit("{groups}"))
+	errs = errors.Join(errs, err)
+	b.PredicateHeld, err = m.Int64Counter("otelcol_processor_temporalcheck_predicate_held",
+		metric.WithDescription("Events at which each predicate held, by predicate."), metric.WithUnit("{events}"))
+	errs = errors.Join(errs, err)
+	b.SpansWithoutTraceID, err = m.Int64Counter("otelcol_processor_temporalcheck_spans_without_trace_id",
+		metric.WithDescription("Spans without a trace ID, passed on unjudged."), metric.WithUnit("{spans}"))
+	errs = errors.Join(errs, err)
+	b.VerdictSpans, err = m.Int64Counter("otelcol_processor_temporalcheck_verdict_spans",
+		metric.WithDescription("Verdict spans made for end-of-group verdicts decided after the group's spans had left."), metric.WithUnit("{spans}"))
+	errs = errors.Join(errs, err)
+	b.QueueFullWaits, err = m.Int64Counter("otelcol_processor_temporalcheck_queue_full_waits",
+		metric.WithDescription("Batches of incoming spans that waited because the evaluators were behind."), metric.WithUnit("{batches}"))
 	errs = errors.Join(errs, err)
 	return &b, errs
 }

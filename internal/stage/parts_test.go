@@ -1,19 +1,12 @@
-package hold
+package stage
 
 import (
-	"context"
-	"errors"
 	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/ptrace"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -24,60 +17,27 @@ func TestInterval(t *testing.T) {
 		{10 * time.Second, 0, time.Second},
 		{time.Millisecond, 0, 10 * time.Millisecond},
 	} {
-		if got := (Bounds{Wait: c.wait, RootWait: c.root}).Interval(); got != c.want {
-			t.Errorf("Interval(%v, %v) = %v, want %v", c.wait, c.root, got, c.want)
+		if got := (Bounds{Wait: c.wait, RootWait: c.root}).interval(); got != c.want {
+			t.Errorf("interval(%v, %v) = %v, want %v", c.wait, c.root, got, c.want)
 		}
 	}
 }
 
 func TestClockTicksUntilStopped(t *testing.T) {
-	var c Clock
-	c.Stop() // never started: returns at once
+	var c ticker
+	c.halt() // never started: returns at once
 	var ticks atomic.Int64
-	c.Start(time.Millisecond, func() { ticks.Add(1) })
+	c.start(time.Millisecond, func() { ticks.Add(1) })
 	for deadline := time.Now().Add(5 * time.Second); ticks.Load() < 3; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the clock did not tick")
 		}
 	}
-	c.Stop()
+	c.halt()
 	n := ticks.Load()
 	time.Sleep(10 * time.Millisecond)
 	if ticks.Load() != n {
-		t.Error("the clock ticked after Stop")
-	}
-}
-
-// A failing batch does not keep the next one back; the first error is returned.
-func TestForwardPassesEveryBatch(t *testing.T) {
-	sink := new(consumertest.TracesSink)
-	calls := 0
-	next, _ := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
-		calls++
-		if calls == 1 {
-			return errors.New("first fails")
-		}
-		return sink.ConsumeTraces(ctx, td)
-	})
-	refused, err := Forward(context.Background(), next, []ptrace.Traces{ptrace.NewTraces(), ptrace.NewTraces(), ptrace.NewTraces()})
-	if refused != 1 || err == nil || err.Error() != "first fails" || len(sink.AllTraces()) != 2 {
-		t.Errorf("refused %d, err %v, %d batches passed", refused, err, len(sink.AllTraces()))
-	}
-}
-
-func TestGaugeFollowsTheSize(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	counter, _ := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("t").Int64UpDownCounter("held")
-	g := NewGauge(counter)
-	for _, n := range []int{3, 7, 2} {
-		g.Record(context.Background(), n)
-	}
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	if v := rm.ScopeMetrics[0].Metrics[0].Data.(metricdata.Sum[int64]).DataPoints[0].Value; v != 2 {
-		t.Errorf("gauge %d, want 2", v)
+		t.Error("the clock ticked after halt")
 	}
 }
 

@@ -46,12 +46,12 @@ type Trace struct {
 // arrived, by the buffer's clock.
 func (t *Trace) FirstArrival() time.Time { return t.first }
 
-// LastArrival is when the trace's latest span arrived.
-func (t *Trace) LastArrival() time.Time { return t.last }
-
 // RootArrival is when the root span (empty parent span ID) arrived; ok is
 // false when it has not.
 func (t *Trace) RootArrival() (at time.Time, ok bool) { return t.root, t.hasRoot }
 
 // Start is the earliest start time among the trace's spans.
 func (t *Trace) Start() pcommon.Timestamp { return t.start }
+
+// LastArrival is when the trace's latest span arrived.
+func (t *Trace) LastArrival() time.Time { return t.last }

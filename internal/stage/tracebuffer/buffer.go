@@ -268,3 +268,14 @@ func forEachScope(td ptrace.Traces, f func(ptrace.ResourceSpans, ptrace.ScopeSpa
 		}
 	}
 }
+
+// File records the group a released trace belongs to, so that its late spans
+// can be given to that group (see GroupOf).
+func (b *Buffer) File(id pcommon.TraceID, group string) { b.released.file(id, group) }
+
+// GroupOf is the group a remembered released trace was filed under.
+func (b *Buffer) GroupOf(id pcommon.TraceID) (string, bool) { return b.released.group(id) }
+
+// SortByStart orders traces released by several buffers at once as Expire
+// orders the traces of one: by their earliest span.
+func SortByStart(ts []*Trace) { sortByStart(ts) }

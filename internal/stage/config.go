@@ -1,0 +1,112 @@
+package stage
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/agentguard/agentguard/internal/core/sequence"
+)
+
+// minRemembered is the fewest released trace IDs kept to recognise late
+// spans (about 70 bytes each), however small max_traces is.
+const minRemembered = 10_000
+
+// Bounds are a holding processor's waits and limits, each named in messages
+// as its configuration field is.
+type Bounds struct {
+	Wait, RootWait, GroupTimeout time.Duration
+	MaxTraces, MaxSpansPerTrace  int
+	// Workers evaluate groups in parallel; 0 means one per core (GOMAXPROCS).
+	Workers int
+}
+
+// Validate reports every bound out of range.
+func (b Bounds) Validate() error {
+	return errors.Join(PositiveDuration("wait", b.Wait), NonNegativeDuration("root_wait", b.RootWait),
+		PositiveDuration("group_timeout", b.GroupTimeout),
+		PositiveInt("max_traces", b.MaxTraces), PositiveInt("max_spans_per_trace", b.MaxSpansPerTrace),
+		NonNegativeInt("workers", b.Workers))
+}
+
+// workers is the number of workers (and of trace buffers).
+func (b Bounds) workers() int {
+	if b.Workers > 0 {
+		return b.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// interval checks deadlines often enough to release a trace within a quarter
+// of its wait, between 10ms and 1s.
+func (b Bounds) interval() time.Duration {
+	d := b.Wait
+	if b.RootWait > 0 {
+		d = min(d, b.RootWait)
+	}
+	return min(max(d/4, 10*time.Millisecond), time.Second)
+}
+
+// LatePolicy says what becomes of a span that arrives after its trace was
+// released.
+type LatePolicy int
+
+const (
+	// LatePass passes late spans on unjudged. A trace that is a group of its
+	// own then ends as soon as it is released: nothing can continue it.
+	LatePass LatePolicy = iota
+	// LateContinue judges late spans as the continuation of their trace's
+	// group, which stays open until group_timeout.
+	LateContinue
+)
+
+// Config is what a processor tells the stage.
+type Config struct {
+	Bounds
+	// GroupBy is as sequence.Split takes it.
+	GroupBy string
+	Late    LatePolicy
+	// WarnUnheldAfter: a predicate that has not held in this many events in a
+	// row is logged once at WARN (0: never).
+	WarnUnheldAfter int
+	// Scope names the instrumentation scope of the verdict spans the stage
+	// makes (the processor's scope name).
+	Scope string
+	// AfterTick, if set, runs after each release by the clock (or Tick).
+	AfterTick func()
+}
+
+func (c Config) perTrace() bool { return c.GroupBy == sequence.ByTraceID }
+
+// PositiveDuration reports a duration field that is not positive.
+func PositiveDuration(field string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%s: must be a positive duration, got %v", field, d)
+	}
+	return nil
+}
+
+// NonNegativeDuration reports a duration field that is negative.
+func NonNegativeDuration(field string, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%s: must not be negative, got %v", field, d)
+	}
+	return nil
+}
+
+// PositiveInt reports a count field that is not positive.
+func PositiveInt(field string, v int) error {
+	if v <= 0 {
+		return fmt.Errorf("%s: must be positive, got %d", field, v)
+	}
+	return nil
+}
+
+// NonNegativeInt reports a count field that is negative.
+func NonNegativeInt(field string, v int) error {
+	if v < 0 {
+		return fmt.Errorf("%s: must not be negative, got %d", field, v)
+	}
+	return nil
+}

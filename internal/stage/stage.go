@@ -1,0 +1,549 @@
+// Package stage is the holding stage that temporalcheck and probguard share:
+// it holds each trace until it is complete, hands it to the worker that owns
+// its group, where an Evaluator judges the group's new events, and passes
+// every span on.
+//
+// Traces are held in shards by trace ID, each under its own short lock (a
+// span is moved, never evaluated, under it). Released traces go to workers by
+// group key, so a conversation always lands on the same worker, which owns
+// its state without a lock: evaluation runs on as many cores as there are
+// workers. The workers' queue is bounded: when the evaluators fall behind,
+// ConsumeTraces blocks until there is room (or the caller's context ends,
+// and then nothing was taken), so memory stays bounded and the receiver
+// pushes back on the sender.
+package stage
+
+import (
+	"context"
+	"encoding/binary"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/agentguard/agentguard/internal/core/events"
+	"github.com/agentguard/agentguard/internal/core/sequence"
+	"github.com/agentguard/agentguard/internal/stage/tracebuffer"
+)
+
+// Evaluator judges groups of events. The stage calls it from several workers
+// at once, never for the same group at once; a group's state G is owned by
+// its worker.
+type Evaluator[G any] interface {
+	// Open is the state of a new group.
+	Open(key string) G
+	// Events judges the group's next events, in order, and may annotate
+	// their spans.
+	Events(ctx context.Context, key string, g G, evs []sequence.Event)
+	// End ends the group: verdicts it decides now are written on at.
+	End(ctx context.Context, key string, g G, at *Target)
+}
+
+// queuePerWorker is how many batches of released traces may wait for each
+// worker before ConsumeTraces blocks.
+const queuePerWorker = 4
+
+// Stage holds traces and runs an Evaluator over their groups. It implements
+// processor.Traces.
+type Stage[G any] struct {
+	cfg      Config
+	eval     Evaluator[G]
+	next     consumer.Traces
+	tel      Metrics
+	logger   *zap.Logger
+	Warnings *Warnings
+	now      func() time.Time
+	watch    *predicateWatch
+
+	shards  []*shard
+	workers []*worker[G]
+	seed    maphash.Seed
+	// queued holds a token per batch handed to a worker and not yet done.
+	queued chan struct{}
+
+	openGroups atomic.Int64
+
+	startWorkers sync.Once
+	tickMu       sync.Mutex // one release by the clock (or Tick) at a time
+	clock        ticker
+	shutdown     sync.Once
+}
+
+type shard struct {
+	mu   sync.Mutex
+	buf  *tracebuffer.Buffer
+	held int // traces held as last told to the gauge
+}
+
+// released is a trace let go by a buffer, with the group it belongs to.
+type released struct {
+	trace *tracebuffer.Trace
+	key   string
+	own   bool // the trace is a group of its own
+}
+
+// lateChunk is late spans of one trace, for the group it was filed under.
+type lateChunk struct {
+	spans ptrace.Traces
+	key   string
+	own   bool
+}
+
+// New makes a stage. newSource compiles the predicates once per worker
+// (OTTL evaluation is not safe for concurrent use).
+func New[G any](cfg Config, set component.TelemetrySettings, next consumer.Traces, tel Metrics,
+	newSource func() (*events.Source, error), eval Evaluator[G]) (*Stage[G], error) {
+	n := cfg.workers()
+	s := &Stage[G]{
+		cfg: cfg, eval: eval, next: next, tel: tel, logger: set.Logger, Warnings: NewWarnings(set.Logger), now: time.Now,
+		seed: maphash.MakeSeed(), queued: make(chan struct{}, n*queuePerWorker),
+	}
+	perShard := (cfg.MaxTraces + n - 1) / n
+	for range n {
+		s.shards = append(s.shards, &shard{buf: tracebuffer.New(tracebuffer.Config{
+			Wait: cfg.Wait, RootWait: cfg.RootWait, MaxTraces: perShard, MaxSpansPerTrace: cfg.MaxSpansPerTrace,
+			RememberReleased: max(perShard, minRemembered/n),
+		})})
+	}
+	for i := range n {
+		src, err := newSource()
+		if err != nil {
+			return nil, err
+		}
+		if s.watch == nil {
+			s.watch = newPredicateWatch(src.Names(), cfg.WarnUnheldAfter)
+		}
+		s.workers = append(s.workers, newWorker(s, src, uint64(i), perShard))
+	}
+	return s, nil
+}
+
+// UseClock makes the stage read time from now: for tests, before Start and
+// before any span is consumed.
+func (s *Stage[G]) UseClock(now func() time.Time) { s.now = now }
+
+// Capabilities: the stage annotates spans.
+func (s *Stage[G]) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: true}
+}
+
+// Start runs the workers and the clock that releases complete traces and
+// ends idle groups.
+func (s *Stage[G]) Start(context.Context, component.Host) error {
+	s.ensureWorkers()
+	s.clock.start(s.cfg.interval(), func() { s.Tick(s.now()) })
+	return nil
+}
+
+// ensureWorkers starts the workers once. A stage used without Start (the
+// offline check) starts them on its first spans.
+func (s *Stage[G]) ensureWorkers() {
+	s.startWorkers.Do(func() {
+		for _, w := range s.workers {
+			go w.run()
+		}
+	})
+}
+
+// ConsumeTraces takes the spans in. Spans that cannot be held pass at once;
+// late spans of released traces pass or continue their group (Config.Late);
+// traces a bound forces out go to their workers now.
+func (s *Stage[G]) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	s.ensureWorkers()
+	if err := s.admit(ctx); err != nil {
+		return err
+	}
+	pass := s.takeUnheld(ctx, td)
+	now := s.now()
+	var forced []released
+	var late []lateChunk
+	for _, part := range s.byShard(td) {
+		sh := s.shards[part.shard]
+		sh.mu.Lock()
+		lateSpans, n, out := sh.buf.Add(part.spans, now)
+		forced = append(forced, s.route(sh, out)...)
+		if n > 0 {
+			late = append(late, s.routeLate(ctx, sh, lateSpans, n, pass)...)
+		}
+		s.recordHeld(ctx, sh)
+		sh.mu.Unlock()
+	}
+	s.dispatch(forced, late, work{now: now})
+	s.forward(ctx, pass)
+	return nil
+}
+
+// admit waits while the workers' queue is full: the evaluators are behind.
+// A caller that gives up has handed over nothing, so its retry duplicates
+// nothing.
+func (s *Stage[G]) admit(ctx context.Context) error {
+	select {
+	case s.queued <- struct{}{}:
+		<-s.queued
+		return nil
+	default:
+	}
+	s.tel.QueueFullWaits.Add(ctx, 1)
+	s.Warnings.Once("queue-full", "the evaluators are behind: incoming spans wait for room (consider more workers, or a lighter configuration)")
+	select {
+	case s.queued <- struct{}{}:
+		<-s.queued
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// takeUnheld moves out of td what the stage must not hold: spans without a
+// trace ID (they cannot be told apart, and merged they would judge unrelated
+// calls as one run) and the verdict spans of agentguard processors before
+// this one. They are returned to be passed on at once.
+func (s *Stage[G]) takeUnheld(ctx context.Context, td ptrace.Traces) ptrace.Traces {
+	pass := ptrace.NewTraces()
+	noID := 0
+	td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
+		var prs ptrace.ResourceSpans
+		moved := false
+		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool {
+			if isVerdictScope(ss) {
+				if !moved {
+					prs, moved = newResourceLike(pass, rs), true
+				}
+				ss.MoveTo(prs.ScopeSpans().AppendEmpty())
+				return true
+			}
+			var pss ptrace.ScopeSpans
+			ss.Spans().RemoveIf(func(sp ptrace.Span) bool {
+				if !sp.TraceID().IsEmpty() {
+					return false
+				}
+				if pss == (ptrace.ScopeSpans{}) {
+					if !moved {
+						prs, moved = newResourceLike(pass, rs), true
+					}
+					pss = prs.ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(pss.Scope())
+					pss.SetSchemaUrl(ss.SchemaUrl())
+				}
+				sp.MoveTo(pss.Spans().AppendEmpty())
+				noID++
+				return true
+			})
+			return ss.Spans().Len() == 0
+		})
+		return rs.ScopeSpans().Len() == 0
+	})
+	if noID > 0 {
+		s.tel.SpansWithoutTraceID.Add(ctx, int64(noID))
+		s.Warnings.Once("no-trace-id", "spans without a trace ID were passed on unjudged: they cannot be grouped with their trace", zap.Int("spans", noID))
+	}
+	return pass
+}
+
+func newResourceLike(td ptrace.Traces, rs ptrace.ResourceSpans) ptrace.ResourceSpans {
+	out := td.ResourceSpans().AppendEmpty()
+	rs.Resource().CopyTo(out.Resource())
+	out.SetSchemaUrl(rs.SchemaUrl())
+	return out
+}
+
+// shardOf spreads trace IDs, random by the W3C spec, over the shards.
+func (s *Stage[G]) shardOf(id pcommon.TraceID) int {
+	return int(binary.LittleEndian.Uint64(id[8:]) % uint64(len(s.shards)))
+}
+
+// shardPart is the spans of a batch that belong to one shard.
+type shardPart struct {
+	shard int
+	spans ptrace.Traces
+}
+
+// byShard splits td by the shard of each span's trace; td is emptied. A
+// batch of one shard's traces (one trace, or one shard) is not copied.
+func (s *Stage[G]) byShard(td ptrace.Traces) []shardPart {
+	if one, ok := s.oneShard(td); ok {
+		if td.ResourceSpans().Len() == 0 {
+			return nil
+		}
+		return []shardPart{{one, td}}
+	}
+	parts := make([]ptrace.Traces, len(s.shards))
+	for i := range parts {
+		parts[i] = ptrace.NewTraces()
+	}
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			dest := make([]ptrace.SpanSlice, len(s.shards))
+			used := make([]bool, len(s.shards))
+			ss.Spans().RemoveIf(func(sp ptrace.Span) bool {
+				i := s.shardOf(sp.TraceID())
+				if !used[i] {
+					drs := newResourceLike(parts[i], rs)
+					dss := drs.ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(dss.Scope())
+					dss.SetSchemaUrl(ss.SchemaUrl())
+					dest[i], used[i] = dss.Spans(), true
+				}
+				sp.MoveTo(dest[i].AppendEmpty())
+				return true
+			})
+		}
+	}
+	out := make([]shardPart, 0, len(parts))
+	for i, p := range parts {
+		if p.ResourceSpans().Len() > 0 {
+			out = append(out, shardPart{i, p})
+		}
+	}
+	return out
+}
+
+func (s *Stage[G]) oneShard(td ptrace.Traces) (int, bool) {
+	first := -1
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				i := s.shardOf(sp.TraceID())
+				if first >= 0 && i != first {
+					return 0, false
+				}
+				first = i
+			}
+		}
+	}
+	return max(first, 0), true
+}
+
+// route finds the group of each released trace and files it, so that late
+// spans find it too. A trace without the group_by attribute is a group of
+// its own, keyed by its trace ID.
+func (s *Stage[G]) route(sh *shard, ts []*tracebuffer.Trace) []released {
+	out := make([]released, 0, len(ts))
+	for _, t := range ts {
+		key, found := sequence.GroupOf(t.Spans, s.cfg.GroupBy)
+		if !found {
+			key = t.ID.String()
+		}
+		sh.buf.File(t.ID, key)
+		out = append(out, released{trace: t, key: key, own: !found})
+	}
+	return out
+}
+
+// routeLate counts late spans and either adds them to pass or splits them
+// into chunks for their groups' workers.
+func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces, n int, pass ptrace.Traces) []lateChunk {
+	s.tel.LateSpans.Add(ctx, int64(n))
+	if s.cfg.Late == LatePass {
+		s.Warnings.Once("late", "spans arrived after their trace was released; they pass through unjudged (raise wait or root_wait)", zap.Int("spans", n))
+		spans.ResourceSpans().MoveAndAppendTo(pass.ResourceSpans())
+		return nil
+	}
+	s.Warnings.Once("late", "spans arrived after their trace was judged; they are judged as the continuation of its group, in arrival order (raise wait for a strict order)", zap.Int("spans", n))
+	var chunks []lateChunk
+	index := map[pcommon.TraceID]int{}
+	for _, rs := range spans.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				id := sp.TraceID()
+				i, ok := index[id]
+				if !ok {
+					key, filed := sh.buf.GroupOf(id)
+					if !filed {
+						key = id.String()
+					}
+					i = len(chunks)
+					index[id] = i
+					chunks = append(chunks, lateChunk{spans: ptrace.NewTraces(), key: key, own: key == id.String()})
+				}
+				drs := newResourceLike(chunks[i].spans, rs)
+				dss := drs.ScopeSpans().AppendEmpty()
+				ss.Scope().CopyTo(dss.Scope())
+				sp.CopyTo(dss.Spans().AppendEmpty())
+			}
+		}
+	}
+	return chunks
+}
+
+// recordHeld keeps the traces-held gauge equal to the shards' sizes.
+func (s *Stage[G]) recordHeld(ctx context.Context, sh *shard) {
+	if n := sh.buf.Len(); n != sh.held {
+		s.tel.TracesHeld.Add(ctx, int64(n-sh.held))
+		sh.held = n
+	}
+}
+
+// OpenGroups is the number of groups open in the workers.
+func (s *Stage[G]) OpenGroups() int { return int(s.openGroups.Load()) }
+
+// Held is the number of traces held.
+func (s *Stage[G]) Held() int {
+	n := 0
+	for _, sh := range s.shards {
+		sh.mu.Lock()
+		n += sh.buf.Len()
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// Tick releases the traces complete at now, has the workers judge them and
+// end the groups idle at now, and returns when they are done. The clock
+// calls it; a test may call it with a time of its own.
+func (s *Stage[G]) Tick(now time.Time) {
+	s.ensureWorkers()
+	s.tickMu.Lock()
+	defer s.tickMu.Unlock()
+	var done sync.WaitGroup
+	s.dispatch(s.release(func(b *tracebuffer.Buffer) []*tracebuffer.Trace { return b.Expire(now) }), nil,
+		work{now: now, idle: true, done: &done, all: true})
+	done.Wait()
+	if s.cfg.AfterTick != nil {
+		s.cfg.AfterTick()
+	}
+}
+
+// release takes traces out of every shard, ordered by their start, so that
+// the turns of a conversation held in different shards are judged in order.
+func (s *Stage[G]) release(take func(*tracebuffer.Buffer) []*tracebuffer.Trace) []released {
+	var ts []*tracebuffer.Trace
+	keys := map[*tracebuffer.Trace]released{}
+	ctx := context.Background()
+	for _, sh := range s.shards {
+		sh.mu.Lock()
+		out := take(sh.buf)
+		for _, r := range s.route(sh, out) {
+			keys[r.trace] = r
+		}
+		ts = append(ts, out...)
+		s.recordHeld(ctx, sh)
+		sh.mu.Unlock()
+	}
+	tracebuffer.SortByStart(ts)
+	rs := make([]released, len(ts))
+	for i, t := range ts {
+		rs[i] = keys[t]
+	}
+	return rs
+}
+
+// work is one batch for one worker.
+type work struct {
+	traces []released
+	late   []lateChunk
+	now    time.Time
+	idle   bool // end the groups idle at now
+	final  bool // end every group: the stage is shutting down
+	all    bool // send to every worker, even with nothing to judge
+	done   *sync.WaitGroup
+}
+
+// dispatch hands each worker its share, in order. It blocks while the queue
+// is full.
+func (s *Stage[G]) dispatch(rs []released, late []lateChunk, template work) {
+	shares := make([]work, len(s.workers))
+	for _, r := range rs {
+		i := s.workerOf(r.key)
+		shares[i].traces = append(shares[i].traces, r)
+	}
+	for _, l := range late {
+		i := s.workerOf(l.key)
+		shares[i].late = append(shares[i].late, l)
+	}
+	for i, share := range shares {
+		if len(share.traces) == 0 && len(share.late) == 0 && !template.all {
+			continue
+		}
+		item := template
+		item.traces, item.late = share.traces, share.late
+		if item.done != nil {
+			item.done.Add(1)
+		}
+		s.queued <- struct{}{}
+		s.workers[i].in <- item
+	}
+}
+
+func (s *Stage[G]) workerOf(key string) int {
+	if len(s.workers) == 1 {
+		return 0
+	}
+	return int(maphash.String(s.seed, key) % uint64(len(s.workers)))
+}
+
+// Shutdown judges and passes on everything held, ends every group, and stops
+// the workers.
+func (s *Stage[G]) Shutdown(context.Context) error {
+	s.shutdown.Do(func() {
+		s.clock.halt()
+		s.ensureWorkers()
+		s.tickMu.Lock()
+		defer s.tickMu.Unlock()
+		var done sync.WaitGroup
+		now := s.now()
+		s.dispatch(s.release(func(b *tracebuffer.Buffer) []*tracebuffer.Trace { return b.Flush() }), nil,
+			work{now: now, final: true, done: &done, all: true})
+		done.Wait()
+		for _, w := range s.workers {
+			close(w.in)
+		}
+		for _, w := range s.workers {
+			<-w.stopped
+		}
+	})
+	return nil
+}
+
+// forward passes a batch on. A refusal is counted and logged once, not
+// returned: the spans were accepted when they came in, and a sender that
+// retried would send the ones that passed a second time.
+func (s *Stage[G]) forward(ctx context.Context, td ptrace.Traces) {
+	if td.ResourceSpans().Len() == 0 {
+		return
+	}
+	if err := s.next.ConsumeTraces(ctx, td); err != nil {
+		s.tel.ForwardFailures.Add(ctx, 1)
+		s.Warnings.Once("forward", "the next consumer refused a batch of spans; they are lost to this pipeline", zap.Error(err))
+	}
+}
+
+// countEarly counts and logs once a trace released before it was complete.
+func (s *Stage[G]) countEarly(ctx context.Context, t *tracebuffer.Trace) {
+	if !t.Reason.Early() {
+		return
+	}
+	reason := t.Reason.String()
+	s.tel.TracesReleasedEarly.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrReason, reason)))
+	s.Warnings.Once("early-"+reason, "a trace was released before it was complete (raise max_traces or max_spans_per_trace)",
+		zap.String("reason", reason), zap.Stringer("trace_id", t.ID))
+}
+
+// countErrors counts OTTL errors and logs each failing predicate once.
+func (s *Stage[G]) countErrors(ctx context.Context, errs events.Errors) {
+	if errs.Count == 0 {
+		return
+	}
+	s.tel.PredicateErrors.Add(ctx, int64(errs.Count))
+	for name, err := range errs.First {
+		s.Warnings.Once("predicate-error-"+name, "a predicate's OTTL condition failed on a span; it counts as false there",
+			zap.String("predicate", name), zap.Error(err))
+	}
+}
+
+// Sync returns when every batch handed to the workers before it was called
+// has been judged and passed on.
+func (s *Stage[G]) Sync() {
+	s.ensureWorkers()
+	var done sync.WaitGroup
+	s.dispatch(nil, nil, work{all: true, done: &done})
+	done.Wait()
+}

@@ -1,0 +1,57 @@
+package tracebuffer
+
+import "go.opentelemetry.io/collector/pdata/pcommon"
+
+// recentIDs remembers the last n released trace IDs, each with the group
+// its owner filed it under: a span of one of them is late, and its group is
+// known without the attribute that gave it; older ones are forgotten, so
+// memory stays bounded.
+type recentIDs struct {
+	ring []pcommon.TraceID
+	next int
+	full bool
+	set  map[pcommon.TraceID]remembered
+}
+
+type remembered struct {
+	times int    // how often the ID is in the ring
+	group string // the group of its latest release
+}
+
+func newRecentIDs(n int) recentIDs {
+	return recentIDs{ring: make([]pcommon.TraceID, max(n, 1)), set: map[pcommon.TraceID]remembered{}}
+}
+
+func (r *recentIDs) has(id pcommon.TraceID) bool { return r.set[id].times > 0 }
+
+func (r *recentIDs) add(id pcommon.TraceID) {
+	if r.full {
+		old := r.ring[r.next]
+		if e := r.set[old]; e.times == 1 {
+			delete(r.set, old)
+		} else {
+			e.times--
+			r.set[old] = e
+		}
+	}
+	r.ring[r.next] = id
+	e := r.set[id]
+	e.times++
+	r.set[id] = e
+	r.next++
+	if r.next == len(r.ring) {
+		r.next, r.full = 0, true
+	}
+}
+
+func (r *recentIDs) file(id pcommon.TraceID, group string) {
+	if e, ok := r.set[id]; ok {
+		e.group = group
+		r.set[id] = e
+	}
+}
+
+func (r *recentIDs) group(id pcommon.TraceID) (string, bool) {
+	e, ok := r.set[id]
+	return e.group, ok
+}

@@ -1,0 +1,182 @@
+package stage
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/agentguard/agentguard/internal/core/events"
+	"github.com/agentguard/agentguard/internal/core/predicate"
+)
+
+// worker judges the groups routed to it, one batch at a time, and owns their
+// state: no lock is taken on this path.
+type worker[G any] struct {
+	s         *Stage[G]
+	src       *events.Source
+	in        chan work
+	stopped   chan struct{}
+	groups    *Recent[*group[G]]
+	maxGroups int
+	tally     tally
+	verdicts  verdictSpans
+}
+
+// group is one open group: the evaluator's state, the latched predicates,
+// and where a verdict span would go.
+type group[G any] struct {
+	state    G
+	latch    predicate.Latch
+	own      bool // a trace that is a group of its own
+	trace    pcommon.TraceID
+	lastSpan pcommon.SpanID // the last event's span, the verdict span's parent
+	service  string
+}
+
+// The reasons a group ends.
+const (
+	endComplete = "complete"   // its own trace was judged
+	endIdle     = "idle"       // no new event for group_timeout
+	endBound    = "max_traces" // more open groups than max_traces: ended early
+	endShutdown = "shutdown"   // the collector is stopping
+)
+
+func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups int) *worker[G] {
+	return &worker[G]{
+		s: s, src: src, in: make(chan work, queuePerWorker), stopped: make(chan struct{}),
+		groups: NewRecent[*group[G]](), maxGroups: maxGroups, tally: s.watch.newTally(),
+		verdicts: verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
+	}
+}
+
+func (w *worker[G]) run() {
+	defer close(w.stopped)
+	for item := range w.in {
+		w.do(item)
+		<-w.s.queued
+		if item.done != nil {
+			item.done.Done()
+		}
+	}
+}
+
+// batch is what one work item passes on, and the last event of each group it
+// judged, still here to take end-of-group verdicts.
+type batch struct {
+	out       ptrace.Traces
+	lastEvent map[string]ptrace.Span
+}
+
+func (w *worker[G]) do(item work) {
+	ctx := context.Background()
+	b := batch{out: ptrace.NewTraces(), lastEvent: map[string]ptrace.Span{}}
+	for _, r := range item.traces {
+		w.s.countEarly(ctx, r.trace)
+		w.judge(ctx, &b, r.key, r.own, r.trace.Spans, r.trace.LastArrival(), item.now)
+		r.trace.Spans.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
+	}
+	for _, l := range item.late {
+		w.judge(ctx, &b, l.key, l.own, l.spans, item.now, item.now)
+		l.spans.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
+	}
+	for w.groups.Len() > w.maxGroups {
+		w.end(ctx, &b, w.groups.Oldest(), endBound, item.now)
+	}
+	if item.idle {
+		for _, key := range w.groups.Idle(item.now, w.s.cfg.GroupTimeout) {
+			w.end(ctx, &b, key, endIdle, item.now)
+		}
+	}
+	if item.final {
+		for _, key := range w.groups.Keys() {
+			w.end(ctx, &b, key, endShutdown, item.now)
+		}
+	}
+	w.s.watch.flush(ctx, &w.tally, w.s.tel.PredicateHeld, w.s.Warnings)
+	if td, n := w.verdicts.take(); n > 0 {
+		w.s.tel.VerdictSpans.Add(ctx, int64(n))
+		td.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
+	}
+	w.s.forward(ctx, b.out)
+}
+
+// judge extracts a chunk's events, whose latest span arrived at seen, and
+// has the evaluator judge them as its group's next ones. A trace that is a
+// group of its own ends here when no late span can continue it.
+func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, td ptrace.Traces, seen, now time.Time) {
+	start := time.Now()
+	g := w.groups.Touch(key, seen, func() *group[G] {
+		w.s.openGroups.Add(1)
+		return &group[G]{state: w.s.eval.Open(key), latch: w.src.NewLatch(), own: own}
+	})
+	evs, errs := w.src.Extract(td, &g.latch)
+	w.s.countErrors(ctx, errs)
+	for _, ev := range evs {
+		w.tally.add(ev.Bits)
+	}
+	w.s.eval.Events(ctx, key, g.state, evs)
+	if len(evs) > 0 {
+		last := evs[len(evs)-1].Span
+		g.trace, g.lastSpan = last.TraceID(), last.SpanID()
+		b.lastEvent[key] = last
+	} else if g.trace.IsEmpty() {
+		g.trace = firstTraceID(td)
+	}
+	if g.service == "" {
+		g.service = serviceName(td)
+	}
+	if tel := w.s.tel.EvaluationTime; tel != nil {
+		tel.Record(ctx, time.Since(start).Seconds())
+	}
+	if own && w.s.cfg.Late == LatePass {
+		w.end(ctx, b, key, endComplete, now)
+	}
+}
+
+// end ends a group: its end-of-group verdicts go on its last event's span if
+// this batch still holds it, else on a verdict span.
+func (w *worker[G]) end(ctx context.Context, b *batch, key, reason string, now time.Time) {
+	g, ok := w.groups.Remove(key)
+	if !ok {
+		return
+	}
+	w.s.openGroups.Add(-1)
+	if reason == endBound {
+		w.s.tel.GroupsEndedEarly.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrReason, reason)))
+		w.s.Warnings.Once("groups", "more open groups than max_traces: the least recently active was ended early; its end-of-group verdicts are reported now, and a later event starts it afresh",
+			zap.String("group", key))
+	}
+	at := &Target{}
+	if span, ok := b.lastEvent[key]; ok {
+		at.span, at.ready = span, true
+	} else {
+		at.make = func() ptrace.Span { return w.verdicts.make(key, g.trace, g.lastSpan, g.service, now) }
+	}
+	w.s.eval.End(ctx, key, g.state, at)
+}
+
+func firstTraceID(td ptrace.Traces) pcommon.TraceID {
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				return sp.TraceID()
+			}
+		}
+	}
+	return pcommon.TraceID{}
+}
+
+func serviceName(td ptrace.Traces) string {
+	for _, rs := range td.ResourceSpans().All() {
+		if v, ok := rs.Resource().Attributes().Get("service.name"); ok && v.Str() != "" {
+			return v.Str()
+		}
+	}
+	return ""
+}
