@@ -77,8 +77,8 @@ func (c *checker) End(ctx context.Context, key string, g *assertion.Group, at *s
 // verdicts decided at a group's end are placed on at first.
 func (c *checker) report(ctx context.Context, vs []assertion.Verdict, at *stage.Target) {
 	for _, v := range vs {
-		c.tel.Verdicts.Add(ctx, 1, metric.WithAttributes(attribute.String("assertion", v.Assertion.Name),
-			attribute.String("verdict", v.VerdictName())))
+		c.tel.Verdicts.Add(ctx, 1, metric.WithAttributes(attribute.String(metadata.AttrAssertion, v.Assertion.Name),
+			attribute.String(metadata.AttrVerdict, v.VerdictName())))
 		if v.Kind == texpr.Error {
 			c.warnings.Once("threads-"+v.Assertion.Name, "an assertion exceeded max_threads; its live evaluations were abandoned",
 				zap.String("assertion", v.Assertion.Name), zap.String("detail", v.TreeNote))

@@ -63,6 +63,7 @@ func TestSelfMetricsCount(t *testing.T) {
 	shutdown(t, p)
 
 	got := sums(t, reader)
+	collect(t, reader) // the early release's reason among them
 	if got["otelcol_processor_temporalcheck_traces_released_early"] != 1 {
 		t.Errorf("released early %d, want 1", got["otelcol_processor_temporalcheck_traces_released_early"])
 	}
