@@ -5,7 +5,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentguard/agentguard/internal/core/guard"
-	"github.com/agentguard/agentguard/internal/verdictattr"
+	"github.com/agentguard/agentguard/processor/probguard/internal/metadata"
 )
 
 // metricAttrs are the self-metrics' options, built once as slices: passing
@@ -16,15 +16,15 @@ type metricAttrs struct {
 }
 
 func newMetricAttrs(cfg *Config) *metricAttrs {
-	prop := attribute.String("property", string(cfg.Property.Kind))
+	prop := attribute.String(metadata.AttrProperty, string(cfg.Property.Kind))
 	kind := func(k string) []metric.AddOption {
-		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(prop, attribute.String("kind", k)))}
+		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(prop, attribute.String(metadata.AttrKind, k)))}
 	}
 	return &metricAttrs{
 		property:  []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(prop))},
-		risk:      kind(verdictattr.LabelRisk),
-		violation: kind("violation"),
-		unknownSt: kind(verdictattr.LabelUnknownState),
+		risk:      kind(metadata.KindRisk),
+		violation: kind(metadata.KindViolation),
+		unknownSt: kind(metadata.KindUnknownState),
 	}
 }
 

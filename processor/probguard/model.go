@@ -97,8 +97,8 @@ func pacOf(m *dtmc.Model, sv *dtmc.Solver) pacStatus {
 	return pacStatus{known: true, certified: r.Certified}
 }
 
-// record sets the PAC gauge of the model named which ("served" or
-// "learned").
+// record sets the PAC gauge of the model named which (metadata.ModelServed
+// or metadata.ModelLearned).
 func (s pacStatus) record(ctx context.Context, tel *metadata.TelemetryBuilder, which string) {
 	if !s.known {
 		return
@@ -107,7 +107,7 @@ func (s pacStatus) record(ctx context.Context, tel *metadata.TelemetryBuilder, w
 	if s.certified {
 		v = 1
 	}
-	tel.PACCertified.Record(ctx, v, metric.WithAttributes(attribute.String("model", which)))
+	tel.PACCertified.Record(ctx, v, metric.WithAttributes(attribute.String(metadata.AttrModel, which)))
 }
 
 // onlineLearner counts the live traffic.
@@ -180,11 +180,11 @@ func (p *probProcessor) maybeLearn(ctx context.Context, final bool) {
 	p.mu.Unlock()
 
 	if err := p.writeLearned(ctx, live, last, lastPAC); err != nil {
-		p.tel.ModelWrites.Add(ctx, 1, metric.WithAttributes(attribute.String("result", "error")))
+		p.tel.ModelWrites.Add(ctx, 1, metric.WithAttributes(attribute.String(metadata.AttrResult, metadata.ResultError)))
 		p.warnOnce("learn-write", "writing learn.output failed; the previous file is intact", zap.String("output", p.cfg.Learn.Output), zap.Error(err))
 		return
 	}
-	p.tel.ModelWrites.Add(ctx, 1, metric.WithAttributes(attribute.String("result", "ok")))
+	p.tel.ModelWrites.Add(ctx, 1, metric.WithAttributes(attribute.String(metadata.AttrResult, metadata.ResultOK)))
 	if p.cfg.Learn.Serve && !final && served != nil {
 		p.serveLearned(ctx, served, live, now)
 	}
@@ -205,7 +205,7 @@ func (p *probProcessor) writeLearned(ctx context.Context, live *dtmc.Counts, las
 		p.learner.last, p.learner.lastPAC = m, pac
 		p.mu.Unlock()
 	}
-	pac.record(ctx, p.tel, "learned")
+	pac.record(ctx, p.tel, metadata.ModelLearned)
 	return m.WriteFile(p.cfg.Learn.Output)
 }
 
@@ -234,7 +234,7 @@ func (p *probProcessor) serveLearned(ctx context.Context, cur *servedModel, live
 		}
 		next = *s
 	}
-	next.pac.record(ctx, p.tel, "served")
+	next.pac.record(ctx, p.tel, metadata.ModelServed)
 	p.served.Store(&next)
 }
 

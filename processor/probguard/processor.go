@@ -94,7 +94,7 @@ func (p *probProcessor) UseClock(now func() time.Time) {
 // Start records the served model's PAC status and starts the stage.
 func (p *probProcessor) Start(ctx context.Context, host component.Host) error {
 	if served := p.served.Load(); served != nil {
-		p.recordPAC(ctx, served.guard.Model(), "served")
+		p.recordPAC(ctx, served.guard.Model(), metadata.ModelServed)
 	}
 	return p.Stage.Start(ctx, host)
 }

@@ -27,10 +27,7 @@ func meteredSettings() (processor.Settings, *sdkmetric.ManualReader) {
 // metricsOf reads the processor's instruments: counters and gauges by name
 // and attribute, summed; histograms by their count.
 func metricsOf(t *testing.T, r *sdkmetric.ManualReader) map[string]float64 {
-	var rm metricdata.ResourceMetrics
-	if err := r.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
+	rm := collect(t, r) // and held to metadata.yaml
 	out := map[string]float64{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {

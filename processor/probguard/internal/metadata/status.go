@@ -1,6 +1,8 @@
 // Package metadata holds the probguard processor's type, stability and
-// self-metrics, in the shape mdatagen generates from ../../metadata.yaml
-// (written by hand: mdatagen is not served by this machine's module proxy).
+// self-metrics: what mdatagen would generate from ../../metadata.yaml. mdatagen
+// is not served by this machine's module proxy, so they are written by hand,
+// the self-metrics as one table (telemetry.go), and metadata_test.go fails
+// when they and metadata.yaml (or documentation.md) disagree.
 package metadata
 
 import "go.opentelemetry.io/collector/component"

@@ -1,0 +1,11 @@
+package probguard
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// No test may leave a goroutine behind: the release clock, the learner's
+// writes and anything else a processor starts must stop at Shutdown.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
