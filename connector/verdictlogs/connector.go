@@ -17,12 +17,6 @@ import (
 	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
-// The severity texts of a warning and of an informative verdict.
-const (
-	severityWarnText = "WARN"
-	severityInfoText = "INFO"
-)
-
 type verdictConnector struct {
 	component.StartFunc
 	component.ShutdownFunc
@@ -121,10 +115,10 @@ func (c *verdictConnector) record(ctx context.Context, lr plog.LogRecord, span p
 	lr.SetSpanID(span.SpanID())
 	lr.SetTimestamp(ev.Timestamp())
 	lr.SetObservedTimestamp(observed)
-	severity := severityInfoText
+	severity := metadata.SeverityInfo
 	lr.SetSeverityNumber(plog.SeverityNumberInfo)
 	if isWarning(ev) {
-		severity = severityWarnText
+		severity = metadata.SeverityWarn
 		lr.SetSeverityNumber(plog.SeverityNumberWarn)
 	}
 	lr.SetSeverityText(severity)
@@ -134,5 +128,5 @@ func (c *verdictConnector) record(ctx context.Context, lr plog.LogRecord, span p
 	ev.Attributes().CopyTo(lr.Attributes())
 	lr.Attributes().PutStr(verdictattr.SpanName, span.Name())
 	check, _ := ev.Attributes().Get(verdictattr.Check)
-	c.tel.Records.Add(ctx, 1, metric.WithAttributes(attribute.String("check", check.Str()), attribute.String("severity", severity)))
+	c.tel.Records.Add(ctx, 1, metric.WithAttributes(attribute.String(metadata.AttrCheck, check.Str()), attribute.String(metadata.AttrSeverity, severity)))
 }

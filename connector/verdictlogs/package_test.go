@@ -1,0 +1,10 @@
+package verdictlogs
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// No test may leave a goroutine behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
