@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 // The verdict span: where a group's end-of-group verdicts go when its spans
@@ -21,8 +23,6 @@ const (
 	VerdictScopeSuffix = "/verdicts"
 	// VerdictSpanName names the verdict span.
 	VerdictSpanName = "agentguard verdict"
-	// AttrGroup on the verdict span is the group's key.
-	AttrGroup = "agentguard.group"
 )
 
 // Target is where an evaluator writes the verdicts it decides as a group
@@ -78,7 +78,7 @@ func (v *verdictSpans) make(key string, trace pcommon.TraceID, parent pcommon.Sp
 	ts := pcommon.NewTimestampFromTime(now)
 	sp.SetStartTimestamp(ts)
 	sp.SetEndTimestamp(ts)
-	sp.Attributes().PutStr(AttrGroup, key)
+	sp.Attributes().PutStr(verdictattr.Group, key) // the group's key
 	return sp
 }
 
