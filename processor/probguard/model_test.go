@@ -66,7 +66,7 @@ func TestLearnWritesSolveOnlyNewCounts(t *testing.T) {
 	}
 	end := func(n int) { // a trace scored and its group ended
 		feed(t, p, fixtures.V2Trace(n))
-		p.Tick(time.Now().Add(2*time.Minute))
+		p.Tick(time.Now().Add(2 * time.Minute))
 	}
 
 	// No traffic, no earlier learn.output: the served model stays the file's.
