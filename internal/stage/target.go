@@ -78,7 +78,7 @@ func (v *verdictSpans) make(key string, trace pcommon.TraceID, parent pcommon.Sp
 	ts := pcommon.NewTimestampFromTime(now)
 	sp.SetStartTimestamp(ts)
 	sp.SetEndTimestamp(ts)
-	sp.Attributes().PutStr(verdictattr.Group, key) // the group's key
+	sp.Attributes().PutStr(verdictattr.Group, key)
 	return sp
 }
 

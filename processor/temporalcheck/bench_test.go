@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/agentguard/agentguard/internal/fixtures"
@@ -36,5 +37,32 @@ func BenchmarkThroughput(b *testing.B) {
 		if err := p.Shutdown(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+	})
+}
+
+// BenchmarkThroughputParallel: as BenchmarkThroughput, with one sender per
+// core and the processor on its own clock (wait 5ms), as in a collector:
+// run with -cpu 1,2 to see it scale, beside the pass-through.
+func BenchmarkThroughputParallel(b *testing.B) {
+	tmpl := fixtures.Traces(b, "adk-weather/adk-bad-43-0.json")
+	b.Run("passthrough", func(b *testing.B) { fixtures.PassThroughParallel(b, metadata.Type, tmpl) })
+	b.Run("temporalcheck", func(b *testing.B) {
+		cfg, err := loadConfig(&testing.T{}, "paper")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Wait, cfg.RootWait = 5*time.Millisecond, 0
+		p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, fixtures.NopTraces{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+			b.Fatal(err)
+		}
+		fixtures.ThroughputParallel(b, tmpl, p.ConsumeTraces, func() {
+			if err := p.Shutdown(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		})
 	})
 }

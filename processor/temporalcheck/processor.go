@@ -29,6 +29,15 @@ type checker struct {
 	runner   *assertion.Runner
 	tel      *metadata.TelemetryBuilder
 	warnings *stage.Warnings
+	triggers []trigger // per assertion
+}
+
+// trigger is when an assertion is triggered (texpr.Triggers), with its
+// metric attribute made once.
+type trigger struct {
+	mask uint64
+	any  bool
+	attr metric.AddOption
 }
 
 func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Traces, tel *metadata.TelemetryBuilder) (*temporalProcessor, error) {
@@ -39,6 +48,10 @@ func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Tr
 	c := &checker{cfg: cfg, tel: tel, runner: assertion.NewRunner(compiled, assertion.Options{
 		Passes: cfg.Report == ReportAll, MaxEventsPerGroup: cfg.MaxEventsPerGroup,
 	})}
+	for _, a := range compiled {
+		mask, any := texpr.Triggers(a.Spec.Expr)
+		c.triggers = append(c.triggers, trigger{mask: mask, any: any, attr: metric.WithAttributes(attribute.String(metadata.AttrAssertion, a.Name))})
+	}
 	s, err := stage.New(stage.Config{
 		Bounds: cfg.bounds(), GroupBy: cfg.GroupBy, Late: stage.LatePass,
 		WarnUnheldAfter: cfg.WarnUnheldAfter, Scope: metadata.ScopeName,
@@ -64,8 +77,25 @@ func (c *checker) Events(ctx context.Context, key string, g *assertion.Group, se
 	for i, ev := range seq {
 		evs[i] = assertion.Event{Bits: ev.Bits, Time: int64(ev.Start), Name: ev.Span.Name(), Span: ev.Span}
 	}
+	c.countTriggers(ctx, evs)
 	c.tel.EventsPerGroup.Record(ctx, int64(len(evs)))
 	c.report(ctx, c.runner.Step(key, g, evs), nil)
+}
+
+// countTriggers counts, per assertion, the events that triggered it: an
+// assertion never triggered was never tested (see agentguard check).
+func (c *checker) countTriggers(ctx context.Context, evs []assertion.Event) {
+	for _, t := range c.triggers {
+		n := 0
+		for _, ev := range evs {
+			if t.any || ev.Bits&t.mask != 0 {
+				n++
+			}
+		}
+		if n > 0 {
+			c.tel.AssertionTriggered.Add(ctx, int64(n), t.attr)
+		}
+	}
 }
 
 // End applies the end policy; what it decides goes on the target.

@@ -53,7 +53,7 @@ type Runner struct {
 // names and times of its events, for explanations. It is not safe for
 // concurrent use.
 type Group struct {
-	monitors []*texpr.Monitor
+	monitors []texpr.Monitor
 	events   []eventInfo // cycle c is events[c-1]
 }
 
@@ -69,15 +69,16 @@ func NewRunner(assertions []Compiled, opts Options) *Runner {
 		if opts.Passes {
 			assertions[i].Spec.Trees = texpr.TreesAll
 		}
+		assertions[i].Spec.Compile()
 	}
 	return &Runner{assertions: assertions, opts: opts, groups: map[string]*Group{}}
 }
 
 // NewGroup is the state of a group before its first event.
 func (r *Runner) NewGroup() *Group {
-	g := &Group{monitors: make([]*texpr.Monitor, len(r.assertions))}
-	for i, a := range r.assertions {
-		g.monitors[i] = texpr.NewMonitor(a.Spec)
+	g := &Group{monitors: make([]texpr.Monitor, len(r.assertions))}
+	for i := range r.assertions {
+		g.monitors[i].Init(&r.assertions[i].Spec)
 	}
 	return g
 }
@@ -88,8 +89,8 @@ func (r *Runner) Step(key string, g *Group, events []Event) []Verdict {
 	var out []Verdict
 	for _, ev := range events {
 		g.events = append(g.events, eventInfo{ev.Name, ev.Time})
-		for i, m := range g.monitors {
-			for _, v := range m.Step(texpr.Event{Bits: ev.Bits, Time: ev.Time, Ref: len(g.events) - 1}) {
+		for i := range g.monitors {
+			for _, v := range g.monitors[i].Step(texpr.Event{Bits: ev.Bits, Time: ev.Time, Ref: len(g.events) - 1}) {
 				out = append(out, r.verdict(key, g, i, v, ev.Span, true))
 			}
 		}
@@ -152,8 +153,8 @@ func (r *Runner) Keys() []string {
 
 func (r *Runner) finish(key string, g *Group, span ptrace.Span, attached bool) []Verdict {
 	var out []Verdict
-	for i, m := range g.monitors {
-		for _, v := range m.Finish() {
+	for i := range g.monitors {
+		for _, v := range g.monitors[i].Finish() {
 			out = append(out, r.verdict(key, g, i, v, span, attached))
 		}
 	}

@@ -41,17 +41,27 @@ func compile(e *Expr) *node {
 }
 
 // machine owns the pools of evaluations and counts the live ones, so that the
-// monitor can enforce its thread cap.
+// monitor can enforce its thread cap. The pools are made when an evaluation
+// first outlives its start event: most monitors of an open group never have
+// one (their trigger has not held), and a processor keeps a monitor per
+// assertion per open group.
 type machine struct {
+	*pools
+	live int
+}
+
+type pools struct {
 	seqs    pool[seqEval]
 	pairs   pool[pairEval]
 	repeats pool[repeatEval]
 	nots    pool[notEval]
-	live    int
 }
 
 // start begins an evaluation of n whose first step is the next event.
 func (m *machine) start(n *node) evaluation {
+	if m.pools == nil && n.op != OpPred {
+		m.pools = &pools{}
+	}
 	switch n.op {
 	case OpPred:
 		return &n.leaf

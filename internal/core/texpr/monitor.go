@@ -68,6 +68,18 @@ type Assertion struct {
 	// match, a never failure); by default only violations, pending and
 	// errors are reported, which keeps the hot path free of verdicts.
 	Passes bool
+
+	prog *node // the compiled expression, shared by its monitors (see Compile)
+}
+
+// Compile compiles the expression once, so that the monitors made from this
+// assertion afterwards share it (the compiled nodes are read-only): a
+// processor makes a monitor per assertion per open group.
+func (a *Assertion) Compile() {
+	if a.MaxThreads <= 0 {
+		a.MaxThreads = DefaultMaxThreads
+	}
+	a.prog = compile(a.Expr)
 }
 
 // Kind is the kind of a verdict.
@@ -110,7 +122,7 @@ type root struct {
 // Monitor runs one assertion over a sequence of events, one event at a time.
 // It is not safe for concurrent use.
 type Monitor struct {
-	a        Assertion
+	a        *Assertion
 	prog     *node
 	mach     machine
 	roots    []root
@@ -128,7 +140,31 @@ func NewMonitor(a Assertion) *Monitor {
 	if a.MaxThreads <= 0 {
 		a.MaxThreads = DefaultMaxThreads
 	}
-	return &Monitor{a: a, prog: compile(a.Expr), base: 1}
+	return NewMonitorOf(&a)
+}
+
+// NewMonitorOf is NewMonitor sharing the assertion a, which must not change
+// while the monitor runs: a processor's monitors of one assertion, one per
+// open group, then cost no copy of it. After a.Compile, making monitors of a
+// from several goroutines at once is safe: nothing is written to a.
+func NewMonitorOf(a *Assertion) *Monitor {
+	m := &Monitor{}
+	m.init(a)
+	return m
+}
+
+// Init makes m a new monitor of the shared assertion a (see NewMonitorOf),
+// in place: a caller can keep a group's monitors in one slice.
+func (m *Monitor) Init(a *Assertion) { m.init(a) }
+
+func (m *Monitor) init(a *Assertion) {
+	if a.MaxThreads <= 0 {
+		a.MaxThreads = DefaultMaxThreads
+	}
+	if a.prog == nil {
+		a.prog = compile(a.Expr)
+	}
+	*m = Monitor{a: a, prog: a.prog, base: 1}
 }
 
 // Cycle is the number of events consumed since the last Finish.

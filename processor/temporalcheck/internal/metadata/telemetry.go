@@ -42,6 +42,7 @@ type TelemetryBuilder struct {
 	SpansWithoutTraceID metric.Int64Counter
 	VerdictSpans        metric.Int64Counter
 	QueueFullWaits      metric.Int64Counter
+	AssertionTriggered  metric.Int64Counter
 }
 
 // NewTelemetryBuilder creates the instruments of the table from the
@@ -100,5 +101,9 @@ func (b *TelemetryBuilder) instruments() []selfmetric.Instrument {
 	}, {
 		Name: "otelcol_processor_temporalcheck_queue_full_waits", Field: &b.QueueFullWaits, Enabled: true, Unit: "{batches}",
 		Description: "Batches of incoming spans that waited because the evaluators were behind.",
+	}, {
+		Name: "otelcol_processor_temporalcheck_assertion_triggered", Field: &b.AssertionTriggered, Enabled: true, Unit: "{events}",
+		Description: "Events at which an assertion was triggered (a predicate its expression can begin with held), by assertion.",
+		Attributes:  []string{AttrAssertion},
 	}}
 }

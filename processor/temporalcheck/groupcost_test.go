@@ -1,0 +1,65 @@
+package temporalcheck
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// groupTrace is one turn of conversation n: a single say_hello call.
+func groupTrace(n int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetTraceID(pcommon.TraceID{1, byte(n), byte(n >> 8), byte(n >> 16), 9, 9, 9, 9, byte(n), byte(n >> 8), byte(n >> 16)})
+	sp.SetSpanID(pcommon.SpanID{1, byte(n), byte(n >> 8), byte(n >> 16)})
+	sp.SetName("execute_tool say_hello")
+	sp.SetStartTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + n))
+	sp.SetEndTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + n + 1000))
+	sp.Attributes().PutStr("gen_ai.operation.name", "execute_tool")
+	sp.Attributes().PutStr("gen_ai.tool.name", "say_hello")
+	sp.Attributes().PutStr("gen_ai.conversation.id", fmt.Sprintf("conversation-%06d", n))
+	return td
+}
+
+// An open group costs at most 1 KB of heap beyond its spans, which have
+// left: 100 000 conversations, each one turn in, stay open (the paper's
+// three assertions, each with a live evaluation or none).
+func TestOpenGroupCost(t *testing.T) {
+	const groups = 100_000
+	p, sink, clock := newClockedProcessor(t, "paper", func(c *Config) {
+		c.GroupBy = "gen_ai.conversation.id"
+		c.MaxTraces = 2 * groups
+	})
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	p.Sync() // the workers' own start-up allocations are not the groups'
+	before := heap()
+	for n := 0; n < groups; n += 1000 {
+		batch := ptrace.NewTraces()
+		for i := n; i < n+1000; i++ {
+			groupTrace(i).ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
+		}
+		feed(t, p, batch)
+	}
+	clock.t = clock.t.Add(time.Minute)
+	p.Tick(clock.t)
+	sink.Reset() // the spans have left
+	after := heap()
+	if open := p.OpenGroups(); open != groups {
+		t.Fatalf("%d groups open, want %d", open, groups)
+	}
+	perGroup := float64(after-before) / groups
+	t.Logf("%.0f bytes of heap per open group (%d groups)", perGroup, groups)
+	if perGroup > 1024 {
+		t.Errorf("an open group costs %.0f bytes, more than 1 KB", perGroup)
+	}
+	shutdown(t, p)
+}
