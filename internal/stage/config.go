@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"time"
-
-	"github.com/agentguard/agentguard/internal/core/sequence"
 )
 
 // minRemembered is the fewest released trace IDs kept to recognise late
@@ -76,8 +74,6 @@ type Config struct {
 	// AfterTick, if set, runs after each release by the clock (or Tick).
 	AfterTick func()
 }
-
-func (c Config) perTrace() bool { return c.GroupBy == sequence.ByTraceID }
 
 // PositiveDuration reports a duration field that is not positive.
 func PositiveDuration(field string, d time.Duration) error {
