@@ -7,7 +7,6 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl/contexts/ottlspan"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl/ottlfuncs"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -39,8 +38,9 @@ type Settings struct {
 	OnError func(predicate string, err error)
 }
 
-// Set is the compiled predicates of a processor, built once at start. Eval
-// may be called from several goroutines at once; a Latch may not.
+// Set is the compiled predicates of a processor, built once at start. It is
+// not safe for concurrent use, its ParseJSON remembering results
+// (jsonmemo.go): compile one per goroutine. Nor is a Latch.
 type Set struct {
 	names    []string
 	sources  []string // per predicate, the OTTL it runs
@@ -76,8 +76,11 @@ func compile(cfg Config, set Settings, native bool) (*Set, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	parser, err := ottlspan.NewParser(ottlfuncs.StandardConverters[*ottlspan.TransformContext](),
-		set.Telemetry, ottlspan.EnablePathContextNames())
+	convs, err := converters() // ParseJSON memoised: jsonmemo.go
+	if err != nil {
+		return nil, fmt.Errorf("OTTL parser: %w", err)
+	}
+	parser, err := ottlspan.NewParser(convs, set.Telemetry, ottlspan.EnablePathContextNames())
 	if err != nil {
 		return nil, fmt.Errorf("OTTL parser: %w", err)
 	}
