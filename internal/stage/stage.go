@@ -255,9 +255,11 @@ func newResourceLike(td ptrace.Traces, rs ptrace.ResourceSpans) ptrace.ResourceS
 	return out
 }
 
-// shardOf spreads trace IDs, random by the W3C spec, over the shards.
+// shardOf spreads trace IDs over the shards. Both halves count: the W3C
+// spec makes only the right half random, some generators only the left.
 func (s *Stage[G]) shardOf(id pcommon.TraceID) int {
-	return int(binary.LittleEndian.Uint64(id[8:]) % uint64(len(s.shards)))
+	h := binary.LittleEndian.Uint64(id[:8]) ^ binary.LittleEndian.Uint64(id[8:])
+	return int(h % uint64(len(s.shards)))
 }
 
 // shardPart is the spans of a batch that belong to one shard.
