@@ -241,10 +241,7 @@ func (p *probProcessor) serveLearned(ctx context.Context, cur *servedModel, live
 // recordPAC sets the PAC gauge of m, the served model, from the status
 // computed when it was solved: it solves nothing. Start records it so.
 func (p *probProcessor) recordPAC(ctx context.Context, m *dtmc.Model, which string) {
-	p.mu.Lock()
-	served := p.served.Load()
-	p.mu.Unlock()
-	if served != nil && served.guard.Model() == m {
+	if served := p.served.Load(); served != nil && served.guard.Model() == m {
 		served.pac.record(ctx, p.tel, which)
 	}
 }
