@@ -5,8 +5,15 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -51,16 +58,23 @@ func Factories() (otelcol.Factories, error) {
 // StartCollector runs the configuration files (merged in order, as the
 // collector's repeated --config does) in-process until the test ends, with
 // AGENTGUARD_OTLP_HTTP set to a free loopback address, which it returns, and
-// AGENTGUARD_VERDICTS_ENDPOINT to the sink.
+// AGENTGUARD_VERDICTS_ENDPOINT to the sink. Its own metrics are served on
+// another free loopback port, not the collector's default :8888, which a
+// test running beside it (or anything else) may hold.
 func StartCollector(t *testing.T, sink *logsink.Sink, configs ...string) string {
 	t.Helper()
 	addr := FreeAddr(t)
 	t.Setenv("AGENTGUARD_OTLP_HTTP", addr)
 	t.Setenv("AGENTGUARD_VERDICTS_ENDPOINT", "http://"+sink.Addr()+"/v1/logs")
-	uris := make([]string, len(configs))
-	for i, c := range configs {
-		uris[i] = "file:" + c
+	uris := make([]string, 0, len(configs)+1)
+	for _, c := range configs {
+		uris = append(uris, "file:"+c)
 	}
+	telemetry := filepath.Join(t.TempDir(), "telemetry.yaml")
+	if err := os.WriteFile(telemetry, []byte(TelemetryConfig(FreeAddr(t))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uris = append(uris, "file:"+telemetry)
 	col, err := otelcol.NewCollector(otelcol.CollectorSettings{
 		BuildInfo: component.NewDefaultBuildInfo(),
 		Factories: Factories,
@@ -99,4 +113,63 @@ func FreeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// TelemetryConfig is a configuration that serves the collector's own metrics
+// on addr (host:port), named as by default (no scope info, unit or type
+// suffix): merged after the others, it replaces the default reader on :8888.
+func TelemetryConfig(addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	return fmt.Sprintf(`service:
+  telemetry:
+    metrics:
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: %q
+                port: %s
+                without_scope_info: true
+                without_units: true
+                without_type_suffix: true
+`, host, port)
+}
+
+// Requests reads an OTLP/JSON trace file as agentguard check does: one
+// ExportTraceServiceRequest, or one per line.
+func Requests(t *testing.T, path string) [][]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines [][]byte
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if l = bytes.TrimSpace(l); len(l) > 0 {
+			lines = append(lines, l)
+		}
+	}
+	for _, l := range lines {
+		if !json.Valid(l) {
+			return [][]byte{b} // one pretty-printed document
+		}
+	}
+	return lines
+}
+
+// Post sends one OTLP/JSON request to the collector's OTLP/HTTP receiver, as
+// an SDK's exporter does, and returns when the receiver accepted it: the
+// spans' receipt.
+func Post(addr string, body []byte) (time.Time, error) {
+	resp, err := http.Post("http://"+addr+"/v1/traces", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer resp.Body.Close()
+	at := time.Now()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(resp.Body)
+		return at, fmt.Errorf("POST /v1/traces: %s: %s", resp.Status, msg)
+	}
+	return at, nil
 }

@@ -19,7 +19,14 @@ type Sink struct {
 	addr string
 	mu   sync.Mutex
 	recs []plog.LogRecord
+	at   []time.Time // when each record arrived
 	last time.Time
+}
+
+// Received is a record and when it arrived.
+type Received struct {
+	Record plog.LogRecord
+	At     time.Time
 }
 
 // Start listens on a free loopback port.
@@ -51,6 +58,7 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	now := time.Now()
 	s.mu.Lock()
 	for _, rl := range req.Logs().ResourceLogs().All() {
 		for _, sl := range rl.ScopeLogs().All() {
@@ -58,10 +66,11 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				c := plog.NewLogRecord()
 				lr.CopyTo(c)
 				s.recs = append(s.recs, c)
+				s.at = append(s.at, now)
 			}
 		}
 	}
-	s.last = time.Now()
+	s.last = now
 	s.mu.Unlock()
 	resp, _ := plogotlp.NewExportResponse().MarshalProto()
 	w.Header().Set("Content-Type", "application/x-protobuf")
@@ -73,6 +82,33 @@ func (s *Sink) Records() []plog.LogRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]plog.LogRecord(nil), s.recs...)
+}
+
+// Received are the records received so far, with their arrival times.
+func (s *Sink) Received() []Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Received, len(s.recs))
+	for i, r := range s.recs {
+		out[i] = Received{r, s.at[i]}
+	}
+	return out
+}
+
+// WaitFor waits until n records have come, or until limit; it reports
+// whether they came.
+func (s *Sink) WaitFor(n int, limit time.Duration) bool {
+	for deadline := time.Now().Add(limit); ; time.Sleep(20 * time.Millisecond) {
+		s.mu.Lock()
+		got := len(s.recs)
+		s.mu.Unlock()
+		if got >= n {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }
 
 // WaitQuiet waits until no record has come for quiet (after a first one),
