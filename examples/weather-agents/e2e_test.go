@@ -47,21 +47,27 @@ func violations(sink *logsink.Sink) []string {
 	return out
 }
 
+// Each mistake is reported, the greeting agent that keeps control when its
+// conversation ends (group_timeout after its last turn, shortened here as the
+// demo does: these users do not pause).
 func TestWeakProfileViolationsReachTheLogs(t *testing.T) {
 	sink, err := logsink.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sink.Close()
+	t.Setenv("AGENTGUARD_GROUP_TIMEOUT", "1s")
 	addr := e2e.StartCollector(t, sink, "collector.yaml")
 	convs := []sim.Conversation{
 		{ID: "bad-hello", Profile: sim.Weak, BadHello: true},
 		{ID: "bad-goodbye", Profile: sim.Weak, BadGoodbye: true},
+		{ID: "keeps-control", Profile: sim.Weak, KeepsControl: true},
 		{ID: "fine", Profile: sim.Weak},
 	}
 	play(t, addr, convs)
-	sink.WaitQuiet(time.Second, 15*time.Second)
-	want := []string{"bad-goodbye te2 5-7 WARN", "bad-hello te1 1-3 WARN", "bad-hello te1 3-4 WARN"}
+	want := []string{"bad-goodbye te2 5-7 WARN", "bad-hello te1 1-3 WARN", "bad-hello te1 3-4 WARN", "keeps-control te1 1-2 WARN"}
+	sink.WaitFor(len(want), 15*time.Second)
+	sink.WaitQuiet(time.Second, 5*time.Second)
 	if got := violations(sink); !slices.Equal(got, want) {
 		t.Fatalf("verdict logs %v, want %v", got, want)
 	}

@@ -41,6 +41,11 @@ type Conversation struct {
 	Profile    Profile
 	BadHello   bool // the greeting agent transfers to itself after its hello
 	BadGoodbye bool // the farewell agent transfers to itself after its goodbye
+	// KeepsControl: the greeting agent says hello and answers in text without
+	// transferring back; ADK gives every later turn to it, and it answers
+	// them in text too. The commonest real mistake: nothing in any one turn
+	// is wrong, only the conversation as a whole.
+	KeepsControl bool
 }
 
 // NewConversation draws a conversation of the profile.
@@ -57,7 +62,7 @@ func NewConversation(id string, p Profile, r *rand.Rand) Conversation {
 }
 
 // Faulty reports whether the conversation makes a mistake.
-func (c Conversation) Faulty() bool { return c.BadHello || c.BadGoodbye }
+func (c Conversation) Faulty() bool { return c.BadHello || c.BadGoodbye || c.KeepsControl }
 
 // player emits spans with explicit, strictly increasing timestamps, so the
 // events' order is exact and a conversation plays in no time.
@@ -82,11 +87,18 @@ func (c Conversation) Play(ctx context.Context, tp trace.TracerProvider, start t
 }
 
 // turn is one user turn: a trace of its own. An agent left in control by a
-// mistake first hands back to the weather agent.
+// mistake first hands back to the weather agent, unless it keeps control:
+// then it answers in text, whatever the user asked.
 func (p *player) turn(ctx context.Context, body func(context.Context)) {
 	ctx, root := p.tracer.Start(ctx, "invocation", trace.WithTimestamp(p.tick()), trace.WithNewRoot())
 	ctx, agent := p.invokeAgent(ctx, p.agent)
-	if p.agent != weatherAgent {
+	switch {
+	case p.conv.KeepsControl && p.agent == greetingAgent:
+		p.llm(ctx)
+		agent.End(trace.WithTimestamp(p.tick()))
+		root.End(trace.WithTimestamp(p.tick()))
+		return
+	case p.agent != weatherAgent:
 		p.transfer(ctx, weatherAgent)
 		agent.End(trace.WithTimestamp(p.tick()))
 		ctx, agent = p.invokeAgent(trace.ContextWithSpan(ctx, root), weatherAgent)
@@ -97,15 +109,19 @@ func (p *player) turn(ctx context.Context, body func(context.Context)) {
 }
 
 // visit transfers to a sub-agent that calls its tool and transfers back (or,
-// by mistake, to itself, keeping control).
+// by mistake, to itself, or not at all: either way it keeps control).
 func (p *player) visit(ctx context.Context, sub, tool string, mistake bool) {
 	p.transfer(ctx, sub)
 	ctx, agent := p.invokeAgent(ctx, sub)
 	p.tool(ctx, tool, map[string]any{})
-	if mistake {
+	switch {
+	case sub == greetingAgent && p.conv.KeepsControl:
+		p.llm(ctx) // a text answer, no transfer
+		p.agent = sub
+	case mistake:
 		p.transfer(ctx, sub)
 		p.agent = sub
-	} else {
+	default:
 		p.transfer(ctx, weatherAgent)
 		p.agent = weatherAgent
 	}
@@ -124,11 +140,16 @@ func (p *player) transfer(ctx context.Context, to string) {
 	p.tool(ctx, "transfer_to_agent", map[string]any{"agent_name": to})
 }
 
-// tool is a model call that asks for the tool, then the tool's span.
-func (p *player) tool(ctx context.Context, name string, args map[string]any) {
+// llm is a model call.
+func (p *player) llm(ctx context.Context) {
 	_, llm := p.tracer.Start(ctx, "call_llm", trace.WithTimestamp(p.tick()),
 		trace.WithAttributes(attribute.String("gcp.vertex.agent.session_id", p.conv.ID)))
 	llm.End(trace.WithTimestamp(p.tick()))
+}
+
+// tool is a model call that asks for the tool, then the tool's span.
+func (p *player) tool(ctx context.Context, name string, args map[string]any) {
+	p.llm(ctx)
 	b, _ := json.Marshal(args)
 	_, span := p.tracer.Start(ctx, "execute_tool "+name, trace.WithTimestamp(p.tick()), trace.WithAttributes(
 		attribute.String("gen_ai.operation.name", "execute_tool"),
