@@ -28,8 +28,9 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl/ottlfuncs"
 )
 
-// memoSize is how many texts a memo remembers. The household configuration
-// needs two at a time; the oldest is forgotten first.
+// memoSize is how many texts a memo remembers, oldest forgotten first: the
+// household configuration needs two at a time. It bounds what the memo keeps
+// alive after the spans it read are gone.
 const memoSize = 8
 
 // converters are OTTL's standard converters with ParseJSON memoised, for
