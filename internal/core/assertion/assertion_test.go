@@ -74,10 +74,12 @@ func TestConversationAcrossTraces(t *testing.T) {
 		t.Fatalf("turn 1: %+v", got)
 	}
 	want := "te1: always xferToGreeting >> sayHello + xferToWeather: FAILURE from event 1 to 3\n" +
+		"Expected xferToWeather at event 3; came execute_tool transfer_to_agent [xferToGreeting].\n" +
 		">> (1/3) (0/2000) 0 {}\n  xferToGreeting (1/1) (0/0) 1 {}\n  + (2/3) (1000/2000) 0 {}\n" +
 		"    sayHello (2/2) (1000/1000) 1 {}\n    xferToWeather (3/3) (2000/2000) 0 {}\n" +
-		"events (cycle, ms since the first event, span):\n  1 +0ms execute_tool transfer_to_agent\n" +
-		"  2 +1000ms execute_tool say_hello\n  3 +2000ms execute_tool transfer_to_agent\n"
+		"events (cycle, ms since the first event, what it was [predicates that held]):\n" +
+		"  1 +0ms execute_tool transfer_to_agent [xferToGreeting]\n" +
+		"  2 +1000ms execute_tool say_hello [sayHello]\n  3 +2000ms execute_tool transfer_to_agent [xferToGreeting]\n"
 	if got[0].Explanation != want {
 		t.Errorf("explanation\n%s\nwant\n%s", got[0].Explanation, want)
 	}
@@ -174,5 +176,45 @@ func TestPassesAreReportedWhenAsked(t *testing.T) {
 	}
 	if len(vs) != 3 || strings.Join(labels, ",") != "pass,pass,pass" {
 		t.Fatalf("verdicts %v", labels)
+	}
+}
+
+// Each explanation says in one sentence what was expected and what came
+// instead (or that the group ended, or that a never-assertion happened).
+func TestExplanationSentences(t *testing.T) {
+	first := func(s string) string { return strings.SplitN(s, "\n", 3)[1] }
+
+	// The greeting agent keeps control: the group ends waiting for the
+	// transfer back.
+	r := NewRunner(te1(t, "fail"), Options{})
+	got := r.Run("g", events([]string{"transfer to greeting_agent", "tool say_hello"}, xferToGreeting, sayHello), true)
+	if len(got) != 1 {
+		t.Fatalf("verdicts %+v", got)
+	}
+	if s, want := first(got[0].Explanation), "Expected xferToWeather after event 2; the group ended instead."; s != want {
+		t.Errorf("end failure: %q, want %q", s, want)
+	}
+
+	// Pending, with the default end policy (explained when reported: report all).
+	r = NewRunner(te1(t, ""), Options{Passes: true})
+	got = r.Run("g", events([]string{"transfer to greeting_agent"}, xferToGreeting), true)
+	if len(got) != 1 || got[0].Kind.String() != "PENDING" {
+		t.Fatalf("verdicts %+v", got)
+	}
+	if s, want := first(got[0].Explanation), "Still waiting for sayHello + xferToWeather when the group ended after event 1."; s != want {
+		t.Errorf("pending: %q, want %q", s, want)
+	}
+
+	// never: the match is what must not happen.
+	c, err := Compile([]Config{{Name: "noSelf", Never: "xferToGreeting + xferToGreeting"}}, paperPredicates, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = NewRunner(c, Options{}).Run("g", events([]string{"transfer to greeting_agent", "transfer to greeting_agent"}, xferToGreeting, xferToGreeting), true)
+	if len(got) == 0 || !got[0].Violation { // then the evaluation started at event 2, pending
+		t.Fatalf("verdicts %+v", got)
+	}
+	if s, want := first(got[0].Explanation), "It must never happen, and it did: from event 1 (transfer to greeting_agent) to event 2 (transfer to greeting_agent)."; s != want {
+		t.Errorf("never: %q, want %q", s, want)
 	}
 }

@@ -32,6 +32,8 @@ type Compiled struct {
 	Kind       string // "always" or "never"
 	Expression string
 	Spec       texpr.Assertion
+	// Predicates are the declared predicates in bit order, for explanations.
+	Predicates []string
 }
 
 // Compile checks and compiles assertions against the declared predicate
@@ -42,6 +44,7 @@ func Compile(cfgs []Config, predicates []string, maxThreads int) ([]Compiled, er
 	out := make([]Compiled, 0, len(cfgs))
 	for i, c := range cfgs {
 		a, err := compileOne(c, predicates, maxThreads)
+		a.Predicates = predicates
 		switch {
 		case c.Name == "":
 			errs = errors.Join(errs, fmt.Errorf("assertions[%d]: name is required", i))

@@ -58,8 +58,9 @@ type Group struct {
 }
 
 type eventInfo struct {
-	name string
+	name string // what the event was, as the caller described it
 	time int64
+	bits uint64
 }
 
 // NewRunner returns a runner of the compiled assertions.
@@ -88,10 +89,10 @@ func (r *Runner) NewGroup() *Group {
 func (r *Runner) Step(key string, g *Group, events []Event) []Verdict {
 	var out []Verdict
 	for _, ev := range events {
-		g.events = append(g.events, eventInfo{ev.Name, ev.Time})
+		g.events = append(g.events, eventInfo{ev.Name, ev.Time, ev.Bits})
 		for i := range g.monitors {
 			for _, v := range g.monitors[i].Step(texpr.Event{Bits: ev.Bits, Time: ev.Time, Ref: len(g.events) - 1}) {
-				out = append(out, r.verdict(key, g, i, v, ev.Span, true))
+				out = append(out, r.verdict(key, g, i, v, ev.Span, true, false))
 			}
 		}
 		if r.opts.MaxEventsPerGroup > 0 && len(g.events) >= r.opts.MaxEventsPerGroup {
@@ -155,7 +156,7 @@ func (r *Runner) finish(key string, g *Group, span ptrace.Span, attached bool) [
 	var out []Verdict
 	for i := range g.monitors {
 		for _, v := range g.monitors[i].Finish() {
-			out = append(out, r.verdict(key, g, i, v, span, attached))
+			out = append(out, r.verdict(key, g, i, v, span, attached, true))
 		}
 	}
 	g.events = g.events[:0]
@@ -165,11 +166,11 @@ func (r *Runner) finish(key string, g *Group, span ptrace.Span, attached bool) [
 // verdict wraps a monitor's verdict. The explanation is written only for the
 // verdicts someone reads: violations, passes when asked for, and the
 // unattached ones, which can only be logged.
-func (r *Runner) verdict(key string, g *Group, i int, v texpr.Verdict, span ptrace.Span, attached bool) Verdict {
+func (r *Runner) verdict(key string, g *Group, i int, v texpr.Verdict, span ptrace.Span, attached, atEnd bool) Verdict {
 	a := &r.assertions[i]
 	out := Verdict{Verdict: v, Assertion: a, Group: key, Span: span, Attached: attached}
 	if v.Violation || r.opts.Passes || !attached {
-		out.Explanation = explain(a, g, v)
+		out.Explanation = explain(a, g, v, atEnd)
 	}
 	return out
 }
@@ -177,32 +178,105 @@ func (r *Runner) verdict(key string, g *Group, i int, v texpr.Verdict, span ptra
 // maxListed bounds the event list of an explanation.
 const maxListed = 40
 
-// explain is the text a person reads: what was asserted, what happened, the
-// trace tree (times in ms since the group's first event), and the events.
-func explain(a *Compiled, g *Group, v texpr.Verdict) string {
+// waitsBudget bounds the replay that tells what an evaluation expected.
+const waitsBudget = 1 << 16
+
+// explain is the text a person reads: what was asserted, what happened, one
+// sentence of what was expected and what came instead, the trace tree (times
+// in ms since the group's first event), and the events, each with what it
+// was and the predicates that held there.
+func explain(a *Compiled, g *Group, v texpr.Verdict, atEnd bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s %s: %s", a.Name, a.Kind, a.Expression, describe(v))
-	if v.Kind == texpr.Pending || v.Kind == texpr.Error {
-		b.WriteString("\n")
+	fmt.Fprintf(&b, "%s: %s %s: %s\n", a.Name, a.Kind, a.Expression, describe(v))
+	if v.Kind == texpr.Error {
+		return b.String()
+	}
+	if s := expectation(a, g, v, atEnd); s != "" {
+		b.WriteString(s + "\n")
+	}
+	if v.Kind == texpr.Pending {
 		return b.String()
 	}
 	origin := g.events[0].time
 	ms := func(c int) int64 { return (g.events[c-1].time - origin) / 1e6 }
-	b.WriteString("\n")
 	for _, t := range v.Trees {
 		b.WriteString(t.Format(ms))
 	}
 	if v.Trees == nil && v.TreeNote != "" {
 		b.WriteString(v.TreeNote + "\n")
 	}
-	b.WriteString("events (cycle, ms since the first event, span):\n")
+	b.WriteString("events (cycle, ms since the first event, what it was [predicates that held]):\n")
 	for c := v.Start; c <= v.End && c < v.Start+maxListed; c++ {
-		fmt.Fprintf(&b, "  %d +%dms %s\n", c, ms(c), g.events[c-1].name)
+		fmt.Fprintf(&b, "  %d +%dms %s\n", c, ms(c), eventText(a, g.events[c-1]))
 	}
 	if v.End >= v.Start+maxListed {
 		fmt.Fprintf(&b, "  ... %d more\n", v.End-v.Start-maxListed+1)
 	}
 	return b.String()
+}
+
+// eventText is an event as a reader needs it: what it was and the
+// predicates that held there.
+func eventText(a *Compiled, ev eventInfo) string {
+	return ev.name + " " + heldText(a, ev.bits)
+}
+
+func heldText(a *Compiled, bits uint64) string {
+	var held []string
+	for i, name := range a.Predicates {
+		if bits&(1<<i) != 0 {
+			held = append(held, name)
+		}
+	}
+	return "[" + strings.Join(held, " ") + "]"
+}
+
+// expectation says in one sentence what the evaluation expected and what
+// came instead; "" when there is nothing more to say than the verdict.
+func expectation(a *Compiled, g *Group, v texpr.Verdict, atEnd bool) string {
+	switch {
+	case v.Kind == texpr.Match && v.Violation: // never
+		return fmt.Sprintf("It must never happen, and it did: from event %d (%s) to event %d (%s).",
+			v.Start, g.events[v.Start-1].name, v.End, g.events[v.End-1].name)
+	case v.Kind == texpr.Pending:
+		if w := expected(a, g, v.Start, len(g.events)); w != "" {
+			return fmt.Sprintf("Still waiting for %s when the group ended after event %d.", w, len(g.events))
+		}
+	case v.Kind == texpr.Failure && atEnd:
+		if w := expected(a, g, v.Start, len(g.events)); w != "" {
+			return fmt.Sprintf("Expected %s after event %d; the group ended instead.", w, len(g.events))
+		}
+	case v.Kind == texpr.Failure:
+		came := g.events[v.End-1]
+		w := "the expression to begin"
+		if v.End > v.Start {
+			w = expected(a, g, v.Start, v.End-1)
+		}
+		if w == "" {
+			w = "something else"
+		}
+		return fmt.Sprintf("Expected %s at event %d; came %s %s.", w, v.End, came.name, heldText(a, came.bits))
+	}
+	return ""
+}
+
+// expected is what the evaluation started at start was waiting for once
+// event last had come, as expression text ("a or b"); "" when that cannot be
+// told within the budget.
+func expected(a *Compiled, g *Group, start, last int) string {
+	bits := make([]uint64, last)
+	for i := range bits {
+		bits[i] = g.events[i].bits
+	}
+	waits, ok := texpr.NewWaits(a.Spec.Expr, bits, waitsBudget).Of(start)
+	if !ok || len(waits) == 0 {
+		return ""
+	}
+	texts := make([]string, len(waits))
+	for i, w := range waits {
+		texts[i] = w.String()
+	}
+	return strings.Join(texts, " or ")
 }
 
 func describe(v texpr.Verdict) string {
