@@ -26,6 +26,7 @@ type worker[G any] struct {
 	maxGroups int
 	tally     tally
 	verdicts  verdictSpans
+	services  map[string]*string // service names, interned: many groups share one
 }
 
 // group is one open group: the evaluator's state, the latched predicates,
@@ -33,10 +34,9 @@ type worker[G any] struct {
 type group[G any] struct {
 	state    G
 	latch    predicate.Latch
-	own      bool // a trace that is a group of its own
 	trace    pcommon.TraceID
 	lastSpan pcommon.SpanID // the last event's span, the verdict span's parent
-	service  string
+	service  *string        // interned; nil when unknown
 }
 
 // The reasons a group ends.
@@ -50,7 +50,7 @@ const (
 func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups int) *worker[G] {
 	return &worker[G]{
 		s: s, src: src, in: make(chan work, queuePerWorker), stopped: make(chan struct{}),
-		groups: NewRecent[*group[G]](), maxGroups: maxGroups, tally: s.watch.newTally(),
+		groups: NewRecent[*group[G]](), maxGroups: maxGroups, tally: s.watch.newTally(), services: map[string]*string{},
 		verdicts: verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
 	}
 }
@@ -113,7 +113,7 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 	start := time.Now()
 	g := w.groups.Touch(key, seen, func() *group[G] {
 		w.s.openGroups.Add(1)
-		return &group[G]{state: w.s.eval.Open(key), latch: w.src.NewLatch(), own: own}
+		return &group[G]{state: w.s.eval.Open(key), latch: w.src.NewLatch()}
 	})
 	evs, errs := w.src.Extract(td, &g.latch)
 	w.s.countErrors(ctx, errs)
@@ -128,8 +128,8 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 	} else if g.trace.IsEmpty() {
 		g.trace = firstTraceID(td)
 	}
-	if g.service == "" {
-		g.service = serviceName(td)
+	if g.service == nil {
+		g.service = w.intern(serviceName(td))
 	}
 	if tel := w.s.tel.EvaluationTime; tel != nil {
 		tel.Record(ctx, time.Since(start).Seconds())
@@ -156,10 +156,35 @@ func (w *worker[G]) end(ctx context.Context, b *batch, key, reason string, now t
 	if span, ok := b.lastEvent[key]; ok {
 		at.span, at.ready = span, true
 	} else {
-		at.make = func() ptrace.Span { return w.verdicts.make(key, g.trace, g.lastSpan, g.service, now) }
+		at.make = func() ptrace.Span {
+			service := ""
+			if g.service != nil {
+				service = *g.service
+			}
+			return w.verdicts.make(key, g.trace, g.lastSpan, service, now)
+		}
 	}
 	w.s.eval.End(ctx, key, g.state, at)
 }
+
+// intern is the worker's one copy of a service name; nil for "".
+func (w *worker[G]) intern(name string) *string {
+	if name == "" {
+		return nil
+	}
+	p, ok := w.services[name]
+	if !ok {
+		if len(w.services) >= maxServices {
+			return nil // a verdict span without service.name beats unbounded memory
+		}
+		p = &name
+		w.services[name] = p
+	}
+	return p
+}
+
+// maxServices bounds the interned service names of a worker.
+const maxServices = 10_000
 
 func firstTraceID(td ptrace.Traces) pcommon.TraceID {
 	for _, rs := range td.ResourceSpans().All() {

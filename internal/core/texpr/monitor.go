@@ -130,8 +130,8 @@ type Monitor struct {
 	base     int
 	cycle    int
 	verdicts []Verdict
-	errors   int
-	finished bool // Finish ran: the next Step starts a new sequence
+	errors   int32 // with finished, one word: a monitor is kept per assertion per open group
+	finished bool  // Finish ran: the next Step starts a new sequence
 }
 
 // NewMonitor returns a monitor for a. Its expression may use at most
@@ -258,7 +258,7 @@ func (m *Monitor) abandon() {
 }
 
 // Errors is how many times the thread cap was exceeded.
-func (m *Monitor) Errors() int { return m.errors }
+func (m *Monitor) Errors() int { return int(m.errors) }
 
 // Finish applies the end policy to the evaluations still live. The next Step
 // starts a new sequence at cycle 1; until then Timestamp still answers for
