@@ -8,8 +8,10 @@ import (
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/agentguard/agentguard/internal/fixtures"
@@ -17,12 +19,22 @@ import (
 	"github.com/agentguard/agentguard/processor/probguard"
 )
 
-// probguardOf is the example's processor, on the committed model.
+// probguardOf is the example's processor, on the committed model, started.
 func probguardOf(t *testing.T, sink *consumertest.TracesSink) interface {
 	ConsumeTraces(context.Context, ptrace.Traces) error
 	Shutdown(context.Context) error
 } {
-	t.Setenv("AGENTGUARD_HOUSEHOLD_MODEL", "model.json")
+	p := newHouseholdProcessor(t, sink)
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// newHouseholdProcessor is the example's processor, on the committed model,
+// not started.
+func newHouseholdProcessor(t testing.TB, next consumer.Traces) processor.Traces {
+	t.Helper()
 	conf, err := confmaptest.LoadConf("collector.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -40,11 +52,8 @@ func probguardOf(t *testing.T, sink *consumertest.TracesSink) interface {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), cfg, sink)
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), cfg, next)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
 		t.Fatal(err)
 	}
 	return p
