@@ -50,7 +50,7 @@ func TestLoadConfig(t *testing.T) {
 	}
 	want := assertion.Config{Name: "greeted", Always: "xferToGreeting >> sayHello", OnEnd: "fail"}
 	if cfg.GroupBy != "gen_ai.conversation.id" || cfg.Report != ReportAll || cfg.Wait != 30*time.Second || cfg.GroupTimeout != 10*time.Minute ||
-		cfg.MaxTraces != 5000 || cfg.MaxSpansPerTrace != 2000 || cfg.MaxEventsPerGroup != 500 || cfg.MaxThreads != 1000 ||
+		cfg.MaxTraces != 5000 || cfg.MaxSpansPerTrace != 2000 || cfg.MaxEventsPerGroup != 500 || cfg.MaxThreads != 1000 || cfg.Workers != 2 || cfg.WarnUnheldAfter != 500 ||
 		cfg.Assertions[0] != want || cfg.Assertions[1].Never != "slowCall" || !strings.Contains(cfg.Predicates[2].Condition, "end_time_unix_nano") {
 		t.Errorf("conversation: %+v", cfg)
 	}
@@ -72,7 +72,7 @@ func TestConfigErrors(t *testing.T) {
 		"bad_expression": {`assertion "te1": always: "sayHello >> (sayHello": col 22: expected ')', found end of expression`},
 		"undeclared":     {`assertion "te9": never: "sayHello + sayGoodbye": col 12: unknown predicate "sayGoodbye" (declared: sayHello)`},
 		"bad_values": {`report: unknown value "some": valid values are "violations" and "all"`, "wait: must be a positive duration, got -1s",
-			"max_traces: must be positive, got 0", `assertion "a": on_end: unknown end policy "later"`},
+			"max_traces: must be positive, got 0", "workers: must not be negative, got -1", "warn_unheld_after: must not be negative, got -5", `assertion "a": on_end: unknown end policy "later"`},
 		"no_assertions": {"assertions: at least one assertion is required"},
 	} {
 		_, err := loadConfig(t, name)
