@@ -36,9 +36,18 @@ dist:
 	mkdir -p dist
 	$(OCB) --config builder-config.yaml
 
-# The README's first command: build the distribution, run it on loopback, play
-# the weather agents and the household agent through it, print what it reported.
-demo: dist
+# The binary, rebuilt only when a source it is built from changed, so that a
+# second make demo starts at once.
+DIST_BIN = dist/otelcol-agentguard
+DIST_SRC = builder-config.yaml go.mod go.sum $(shell find cmd connector internal processor -name '*.go' ! -name '*_test.go' 2>/dev/null)
+$(DIST_BIN): $(DIST_SRC)
+	mkdir -p dist
+	$(OCB) --config builder-config.yaml
+
+# The README's first command: build the distribution, run it on loopback (free
+# ports), play the weather agents and the household agent through it, print
+# what it reported. A collector that exits fails it at once, with its error.
+demo: $(DIST_BIN)
 	$(GO) run ./examples/demo
 
 # The built distribution on loopback with the weather agents example.

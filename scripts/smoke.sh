@@ -3,14 +3,20 @@
 # examples' configurations, post the paper's failing run and a real household
 # episode that turns unsafe as OTLP/JSON, and expect te1's violations and
 # probguard's risk warning and violation as WARN log records from the
-# verdictlogs connector.
+# verdictlogs connector, printed in full by the debug/verdicts exporter.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=./dist/otelcol-agentguard
-port=$(( 20000 + RANDOM % 20000 ))
+# A port nothing listens on (a connection to it is refused). The collector's
+# own metrics are off: their default port, 8888, may be held.
+for _ in $(seq 1 50); do
+  port=$(( 20000 + RANDOM % 20000 ))
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+done
 log=$(mktemp)
-AGENTGUARD_OTLP_HTTP=127.0.0.1:$port AGENTGUARD_DEBUG_VERBOSITY=detailed \
-  "$bin" --config examples/weather-agents/collector.yaml --config examples/household/collector.yaml >"$log" 2>&1 &
+AGENTGUARD_OTLP_HTTP=127.0.0.1:$port \
+  "$bin" --config examples/weather-agents/collector.yaml --config examples/household/collector.yaml \
+  --set 'service::telemetry::metrics::level=none' >"$log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 1 100); do

@@ -1,19 +1,19 @@
 // Command demo runs agentguard's demo: it starts the otelcol-agentguard
-// distribution on loopback with the two examples' configurations, plays the
-// weather agents' conversations (the paper's three-agent system, a strong and
-// a weak profile, through the OpenTelemetry SDK as Google ADK traces them) and
-// household episodes (the stove scenario, as LangGraph and OpenInference
-// trace them), receives the collector's verdict log records on a loopback
-// OTLP/HTTP endpoint, prints what it reported, and stops the collector.
+// distribution on loopback (free ports for OTLP and its own metrics) with the
+// two examples' configurations, plays the weather agents' conversations (the
+// paper's three-agent system, a strong and a weak profile and a greeting
+// agent that keeps control, through the OpenTelemetry SDK as Google ADK
+// traces them) and household episodes (the stove scenario, as LangGraph and
+// OpenInference trace them), receives the collector's verdict log records on
+// a loopback OTLP/HTTP endpoint, prints what it reported (the earliest
+// violation of each conversation in full), and stops the collector. A
+// collector that exits fails the demo at once, with the collector's error.
 package main
 
 import (
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"syscall"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -28,11 +28,14 @@ func main() {
 	householdConfig := flag.String("household-config", "examples/household/collector.yaml", "the household agent's configuration")
 	strong := flag.Int("strong", 5, "conversations of the strong profile")
 	weak := flag.Int("weak", 10, "conversations of the weak profile")
+	keeps := flag.Int("keeps-control", 1, "conversations whose greeting agent keeps control")
 	seed := flag.Uint64("seed", 16, "random seed of the weak profile's mistakes")
+	groupTimeout := flag.Duration("group-timeout", 2*time.Second, "AGENTGUARD_GROUP_TIMEOUT: a conversation ends this long after its last turn (the demo's users do not pause)")
 	episodes := flag.Int("episodes", 12, "household episodes")
 	householdSeed := flag.Int64("household-seed", 7, "random seed of the household episodes (the model was learned on seed 1)")
 	flag.Parse()
-	d := demo{strong: *strong, weak: *weak, seed: *seed, episodes: *episodes, householdSeed: *householdSeed}
+	d := demo{strong: *strong, weak: *weak, keeps: *keeps, seed: *seed, groupTimeout: *groupTimeout,
+		episodes: *episodes, householdSeed: *householdSeed}
 	if err := d.run(*bin, []string{*weatherConfig, *householdConfig}); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
@@ -41,11 +44,16 @@ func main() {
 
 // demo is what to play.
 type demo struct {
-	strong, weak  int
-	seed          uint64
-	episodes      int
-	householdSeed int64
+	strong, weak, keeps int
+	seed                uint64
+	groupTimeout        time.Duration
+	episodes            int
+	householdSeed       int64
 }
+
+// settle is how long after the last span the last verdict can take beyond
+// group_timeout: the weather configuration's wait, a tick, the export.
+const settle = 3 * time.Second
 
 func (d demo) run(bin string, configs []string) error {
 	sink, err := logsink.Start()
@@ -53,33 +61,61 @@ func (d demo) run(bin string, configs []string) error {
 		return err
 	}
 	defer sink.Close()
-	otlpAddr, err := freeAddr()
+	addrs, err := freeAddrs(2)
 	if err != nil {
 		return err
 	}
-	collector, err := startCollector(bin, configs, otlpAddr, sink.Addr())
+	otlpAddr, metricsAddr := addrs[0], addrs[1]
+	telemetry, err := telemetryConfig(metricsAddr)
 	if err != nil {
 		return err
 	}
-	defer stopCollector(collector)
+	defer os.Remove(telemetry)
+	col, err := startCollector(bin, append(configs, telemetry), []string{
+		"AGENTGUARD_OTLP_HTTP=" + otlpAddr,
+		"AGENTGUARD_VERDICTS_ENDPOINT=http://" + sink.Addr() + "/v1/logs",
+		"AGENTGUARD_GROUP_TIMEOUT=" + d.groupTimeout.String(),
+	})
+	if err != nil {
+		return err
+	}
+	defer col.stop()
+	fmt.Printf("otelcol-agentguard is up: OTLP/HTTP on %s, its metrics on http://%s/metrics, group_timeout %v (log: %s)\n",
+		otlpAddr, metricsAddr, d.groupTimeout, col.log.Name())
 	start := time.Now()
-	convs := conversations(d.strong, d.weak, d.seed)
+	convs := conversations(d.strong, d.weak, d.keeps, d.seed)
 	if err := play(otlpAddr, convs); err != nil {
-		return err
+		return fmt.Errorf("%w%s", err, orExit(col))
 	}
 	eps := episodes(d.episodes, d.householdSeed, start)
 	if err := post(otlpAddr, eps); err != nil {
+		return fmt.Errorf("%w%s", err, orExit(col))
+	}
+	sent := time.Now()
+	fmt.Printf("played %d weather conversations (%d strong, %d weak, %d whose greeting agent keeps control) and %d household episodes in %v\n",
+		len(convs), d.strong, d.weak, d.keeps, len(eps), sent.Sub(start).Round(time.Millisecond))
+	// A conversation's end-of-conversation verdicts come group_timeout after
+	// its last turn: wait for them, then for the records to stop.
+	fmt.Printf("waiting %v for the conversations to end (group_timeout) and their verdicts to come\n", (d.groupTimeout + settle).Round(time.Second))
+	time.Sleep(time.Until(sent.Add(d.groupTimeout + settle)))
+	sink.WaitQuiet(time.Second, 20*time.Second)
+	if err := col.alive(); err != nil {
 		return err
 	}
-	sink.WaitQuiet(1500*time.Millisecond, 20*time.Second)
-	fmt.Printf("played %d weather conversations (%d strong, %d weak) and %d household episodes in %v\n",
-		len(convs), d.strong, d.weak, len(eps), time.Since(start).Round(time.Millisecond))
 	weather, household := byCheck(sink.Records())
 	fmt.Println("\nweather agents (temporalcheck):")
 	summarizeWeather(os.Stdout, convs, weather)
 	fmt.Println("\nhousehold agent (probguard):")
 	summarizeHousehold(os.Stdout, eps, household)
 	return nil
+}
+
+// orExit adds the collector's own error when it has exited.
+func orExit(c *collector) string {
+	if err := c.alive(); err != nil {
+		return "\n" + err.Error()
+	}
+	return ""
 }
 
 // byCheck splits the verdict records by the check that wrote them.
@@ -92,51 +128,4 @@ func byCheck(recs []plog.LogRecord) (temporal, prob []plog.LogRecord) {
 		}
 	}
 	return temporal, prob
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-func startCollector(bin string, configs []string, otlpAddr, sinkAddr string) (*exec.Cmd, error) {
-	var args []string
-	for _, c := range configs {
-		args = append(args, "--config", c)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "AGENTGUARD_OTLP_HTTP="+otlpAddr,
-		"AGENTGUARD_VERDICTS_ENDPOINT=http://"+sinkAddr+"/v1/logs")
-	log, err := os.CreateTemp("", "otelcol-agentguard-*.log")
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: %w (run `make dist` first)", bin, err)
-	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if c, err := net.Dial("tcp", otlpAddr); err == nil {
-			c.Close()
-			fmt.Printf("otelcol-agentguard is up on %s (log: %s)\n", otlpAddr, log.Name())
-			return cmd, nil
-		}
-	}
-	stopCollector(cmd)
-	return nil, fmt.Errorf("the collector did not listen on %s within 30s; see %s", otlpAddr, log.Name())
-}
-
-func stopCollector(cmd *exec.Cmd) {
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-	}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
-func conversations(strong, weak int, seed uint64) []sim.Conversation {
+func conversations(strong, weak, keeps int, seed uint64) []sim.Conversation {
 	r := rand.New(rand.NewPCG(seed, seed))
 	var out []sim.Conversation
 	for i := range strong {
@@ -27,6 +27,9 @@ func conversations(strong, weak int, seed uint64) []sim.Conversation {
 	}
 	for i := range weak {
 		out = append(out, sim.NewConversation(fmt.Sprintf("weak-%02d", i+1), sim.Weak, r))
+	}
+	for i := range keeps {
+		out = append(out, sim.Conversation{ID: fmt.Sprintf("keeps-%02d", i+1), Profile: sim.Weak, KeepsControl: true})
 	}
 	return out
 }
@@ -49,7 +52,8 @@ func play(addr string, convs []sim.Conversation) error {
 }
 
 // summarizeWeather prints, per conversation, what went wrong and what the
-// collector reported, then the first violation in full.
+// collector reported, then the earliest violation of each conversation in
+// full, as its log record's body says.
 func summarizeWeather(w io.Writer, convs []sim.Conversation, recs []plog.LogRecord) {
 	byGroup := map[string][]plog.LogRecord{}
 	for _, r := range recs {
@@ -58,28 +62,58 @@ func summarizeWeather(w io.Writer, convs []sim.Conversation, recs []plog.LogReco
 	}
 	caught, missed, falseAlarms := 0, 0, 0
 	for _, c := range convs {
-		names := assertionNames(byGroup[c.ID])
-		mistake := "behaved"
-		switch {
-		case c.BadHello:
-			mistake = "greeting agent kept control"
-		case c.BadGoodbye:
-			mistake = "farewell agent kept control"
-		}
-		fmt.Fprintf(w, "  %-9s %-28s violations: %s\n", c.ID, mistake, orNone(names))
-		switch {
-		case c.Faulty() && len(names) > 0:
+		sortByEvents(byGroup[c.ID])
+		fmt.Fprintf(w, "  %-9s %-28s violations: %s\n", c.ID, mistake(c), orNone(assertionNames(byGroup[c.ID])))
+		switch n := len(byGroup[c.ID]); {
+		case c.Faulty() && n > 0:
 			caught++
 		case c.Faulty():
 			missed++
-		case len(names) > 0:
+		case n > 0:
 			falseAlarms++
 		}
 	}
 	fmt.Fprintf(w, "\n%d verdict log records; faulty conversations caught: %d, missed: %d; false alarms: %d\n", len(recs), caught, missed, falseAlarms)
-	if len(recs) > 0 {
-		fmt.Fprintf(w, "\nfirst violation, as the log record's body says:\n%s", indent(recs[0].Body().Str()))
+	for _, c := range convs {
+		if rs := byGroup[c.ID]; len(rs) > 0 {
+			fmt.Fprintf(w, "\n%s (%s), earliest violation, %s:\n%s", c.ID, mistake(c), where(rs[0]), indent(rs[0].Body().Str()))
+		}
 	}
+}
+
+func mistake(c sim.Conversation) string {
+	switch {
+	case c.KeepsControl:
+		return "greeting agent keeps control"
+	case c.BadHello:
+		return "greeting agent hands to itself"
+	case c.BadGoodbye:
+		return "farewell agent hands to itself"
+	}
+	return "behaved"
+}
+
+// where says which span the verdict was written on: an event's, or the
+// verdict span of a conversation that ended after its spans had left.
+func where(r plog.LogRecord) string {
+	name, _ := r.Attributes().Get(verdictattr.SpanName)
+	if name.Str() == "agentguard verdict" {
+		return "decided when the conversation ended (a verdict span)"
+	}
+	return "on span " + name.Str()
+}
+
+// sortByEvents orders a conversation's verdicts by the event that decided
+// them, then the one they began at: the earliest first.
+func sortByEvents(recs []plog.LogRecord) {
+	ev := func(r plog.LogRecord, k string) int64 { v, _ := r.Attributes().Get(k); return v.Int() }
+	sort.SliceStable(recs, func(i, j int) bool {
+		ei, ej := ev(recs[i], verdictattr.EndEvent), ev(recs[j], verdictattr.EndEvent)
+		if ei != ej {
+			return ei < ej
+		}
+		return ev(recs[i], verdictattr.StartEvent) < ev(recs[j], verdictattr.StartEvent)
+	})
 }
 
 func assertionNames(recs []plog.LogRecord) []string {
@@ -90,7 +124,6 @@ func assertionNames(recs []plog.LogRecord) []string {
 		e, _ := r.Attributes().Get(verdictattr.EndEvent)
 		names = append(names, fmt.Sprintf("%s (events %d-%d)", n.Str(), s.Int(), e.Int()))
 	}
-	sort.Strings(names)
 	return names
 }
 
