@@ -63,7 +63,7 @@ func summarizeWeather(w io.Writer, convs []sim.Conversation, recs []plog.LogReco
 	caught, missed, falseAlarms := 0, 0, 0
 	for _, c := range convs {
 		sortByEvents(byGroup[c.ID])
-		fmt.Fprintf(w, "  %-9s %-28s violations: %s\n", c.ID, mistake(c), orNone(assertionNames(byGroup[c.ID])))
+		fmt.Fprintf(w, "  %-9s %-30s violations: %s\n", c.ID, mistake(c), orNone(assertionNames(byGroup[c.ID])))
 		switch n := len(byGroup[c.ID]); {
 		case c.Faulty() && n > 0:
 			caught++
