@@ -1,14 +1,20 @@
 // Package predicate compiles the predicates users declare (OTTL conditions or
-// shorthands for tool calls and agent transfers) into a Set that tells, for
-// one span, whether it is a sampling event and which predicates hold there.
+// shorthands for tool calls, agent transfers and agents taking control) into
+// a Set that tells, for one span, whether it is a sampling event and which
+// predicates hold there. Describe names what a span was, for explanations.
 //
 // In collector YAML:
 //
 //	predicates:
 //	  - name: sayHello
 //	    tool: say_hello                  # a tool call, in any convention
+//	  - name: helloFailed
+//	    tool: say_hello                  # ... that failed (false: that succeeded)
+//	    failed: true
 //	  - name: xferToGreeting
-//	    transfer_to: greeting_agent      # a transfer/handoff to that agent
+//	    transfer_to: greeting_agent      # a transfer/handoff to that agent that did not fail
+//	  - name: greetingRuns
+//	    agent: greeting_agent            # that agent takes control (an event of its own)
 //	  - name: slow
 //	    condition: 'span.end_time_unix_nano - span.start_time_unix_nano > 5000000000'
 //	  - name: inGreeting                 # latched: from a set event until a reset event
@@ -33,7 +39,8 @@ const MaxBits = 64
 
 // Predicate is one predicate as a user writes it: either an OTTL condition
 // (written as a bare string, or under the key condition), or exactly one
-// shorthand: tool, transfer_to, or the latched pair set and reset.
+// shorthand: tool, transfer_to, agent, or the latched pair set and reset.
+// Failed narrows tool and transfer_to.
 type Predicate struct {
 	// Condition is an OTTL condition over a span, its resource and scope
 	// (paths need the span., resource. or scope. prefix).
@@ -41,8 +48,18 @@ type Predicate struct {
 	// Tool is a tool name: the predicate holds at a call of that tool.
 	Tool string `mapstructure:"tool"`
 	// TransferTo is an agent name: the predicate holds at a transfer (handoff,
-	// delegation) to that agent.
+	// delegation) to that agent, one that did not fail unless Failed is true.
 	TransferTo string `mapstructure:"transfer_to"`
+	// Agent is an agent name: the predicate holds where that agent takes
+	// control, that is where a run of it starts (AgentCondition). A span
+	// where an agent predicate holds is an event even if Config.Events does
+	// not select it.
+	Agent string `mapstructure:"agent"`
+	// Failed, with Tool or TransferTo, keeps only the failed calls (true) or
+	// only the others (false); unset, a tool predicate holds at every call
+	// and a transfer predicate at the transfers that did not fail (a failed
+	// transfer moved no control). See FailedCondition.
+	Failed *bool `mapstructure:"failed"`
 	// Set and Reset make a latched predicate: it holds from an event where Set
 	// holds until an event where Reset holds (false there unless Set holds
 	// too). Both are required together.
@@ -143,16 +160,21 @@ func (p *Predicate) validate() error {
 	if p.TransferTo != "" {
 		forms = append(forms, "transfer_to")
 	}
+	if p.Agent != "" {
+		forms = append(forms, "agent")
+	}
 	if p.latched() {
 		forms = append(forms, "set/reset")
 	}
 	switch {
 	case len(forms) == 0:
-		return errors.New("empty: give an OTTL condition or one of tool, transfer_to, set/reset")
+		return errors.New("empty: give an OTTL condition or one of tool, transfer_to, agent, set/reset")
 	case len(forms) > 1 && forms[0] == "condition":
 		return fmt.Errorf("give either an OTTL condition or a shorthand, not both (got %v)", forms)
 	case len(forms) > 1:
 		return fmt.Errorf("give exactly one shorthand, got %v", forms)
+	case p.Failed != nil && p.Tool == "" && p.TransferTo == "":
+		return fmt.Errorf("failed: only narrows tool or transfer_to (got %s)", forms[0])
 	case p.latched() && (p.Set == nil || p.Reset == nil):
 		return errors.New("a latched predicate needs both set and reset")
 	case p.latched():

@@ -62,6 +62,27 @@ func TestDecodeForms(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	// The agent shorthand and failed decode, at any depth.
+	cfg, err = decode(t, map[string]any{"predicates": []any{
+		map[string]any{"name": "greetingRuns", "agent": "greeting_agent"},
+		map[string]any{"name": "helloFailed", "tool": "say_hello", "failed": true},
+		map[string]any{"name": "xfer", "transfer_to": "a", "failed": false},
+		map[string]any{"name": "inGreeting", "set": map[string]any{"agent": "greeting_agent"},
+			"reset": map[string]any{"tool": "t", "failed": nil}},
+	}})
+	yes, no := true, false
+	wantPredicates := List{
+		{Name: "greetingRuns", Predicate: Predicate{Agent: "greeting_agent"}},
+		{Name: "helloFailed", Predicate: Predicate{Tool: "say_hello", Failed: &yes}},
+		{Name: "xfer", Predicate: Predicate{TransferTo: "a", Failed: &no}},
+		{Name: "inGreeting", Predicate: Predicate{Set: &Predicate{Agent: "greeting_agent"}, Reset: &Predicate{Tool: "t"}}},
+	}
+	if err != nil || !reflect.DeepEqual(cfg.Predicates, wantPredicates) {
+		t.Fatalf("decoded %+v, %v", cfg.Predicates, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	// The map form of events decodes as well.
 	cfg, err = decode(t, map[string]any{"events": map[string]any{"tool": "say_hello"}})
 	if err != nil || cfg.Events == nil || cfg.Events.Tool != "say_hello" {
@@ -76,11 +97,13 @@ func TestDecodeErrors(t *testing.T) {
 		want  string
 	}{
 		{map[string]any{"name": "x", "tol": "say_hello"},
-			`predicate "x": unknown key "tol": valid keys are condition, tool, transfer_to, set, reset`},
+			`predicate "x": unknown key "tol": valid keys are condition, tool, transfer_to, agent, failed, set, reset`},
 		{map[string]any{"name": "x", "set": map[string]any{"tools": "a"}, "reset": "true"},
 			`predicate "x": set: unknown key "tools"`},
 		{map[string]any{"name": "x", "tool": 3},
 			`predicate "x": tool: must be a string, got int`},
+		{map[string]any{"name": "x", "tool": "t", "failed": "yes"},
+			`predicate "x": failed: must be true or false, got string yes`},
 		{map[string]any{"name": "x", "set": []any{"a"}, "reset": "true"},
 			`predicate "x": set: must be an OTTL condition (a string) or a map, got []interface {}`},
 		{map[string]any{"name": 7, "tool": "a"},
@@ -100,6 +123,7 @@ func TestDecodeErrors(t *testing.T) {
 func TestValidateErrors(t *testing.T) {
 	p := func(name string, pr Predicate) Named { return Named{Name: name, Predicate: pr} }
 	tool := Predicate{Tool: "t"}
+	yes := true
 	tests := []struct {
 		cfg  Config
 		want string
@@ -109,7 +133,7 @@ func TestValidateErrors(t *testing.T) {
 		{Config{Predicates: []Named{p("ok", tool)}}, `name "ok" is reserved`},
 		{Config{Predicates: []Named{p("say hello", tool)}}, `name "say hello": must be an identifier`},
 		{Config{Predicates: []Named{p("1st", tool)}}, `name "1st": must be an identifier`},
-		{Config{Predicates: []Named{p("a", Predicate{})}}, `predicate "a": empty: give an OTTL condition or one of tool, transfer_to, set/reset`},
+		{Config{Predicates: []Named{p("a", Predicate{})}}, `predicate "a": empty: give an OTTL condition or one of tool, transfer_to, agent, set/reset`},
 		{Config{Predicates: []Named{p("a", Predicate{Condition: "true", Tool: "t"})}},
 			`predicate "a": give either an OTTL condition or a shorthand, not both (got [condition tool])`},
 		{Config{Predicates: []Named{p("a", Predicate{Tool: "t", TransferTo: "x"})}},
@@ -117,6 +141,12 @@ func TestValidateErrors(t *testing.T) {
 		{Config{Predicates: []Named{p("a", Predicate{Tool: "t", Set: &tool, Reset: &tool})}},
 			`predicate "a": give exactly one shorthand, got [tool set/reset]`},
 		{Config{Predicates: []Named{p("a", Predicate{Set: &tool})}}, `predicate "a": a latched predicate needs both set and reset`},
+		{Config{Predicates: []Named{p("a", Predicate{Agent: "x", Tool: "t"})}}, `predicate "a": give exactly one shorthand, got [tool agent]`},
+		{Config{Predicates: []Named{p("a", Predicate{Agent: "x", Failed: &yes})}},
+			`predicate "a": failed: only narrows tool or transfer_to (got agent)`},
+		{Config{Predicates: []Named{p("a", Predicate{Condition: "true", Failed: &yes})}},
+			`predicate "a": failed: only narrows tool or transfer_to (got condition)`},
+		{Config{Predicates: []Named{p("a", Predicate{Failed: &yes})}}, `predicate "a": empty`},
 		{Config{Predicates: []Named{p("a", Predicate{Set: &tool, Reset: &Predicate{}})}}, `predicate "a": reset: empty`},
 		{Config{Predicates: []Named{p("a", Predicate{Set: &Predicate{Tool: "t", Condition: "true"}, Reset: &tool})}},
 			`predicate "a": set: give either an OTTL condition or a shorthand, not both`},

@@ -2,6 +2,7 @@ package predicate
 
 import (
 	"encoding/json"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -18,7 +19,23 @@ type spanFacts struct {
 	opName, genaiTool, oiKind, oiTool     string
 	tlKind, tlEntity, handoffTo, gotoNode string
 	adkArgs, oiInput, genaiArgs, tlInput  pcommon.Value
-	seen                                  uint32 // keys already taken: the first of duplicate keys wins, as Map.Get
+	tlOutput                              pcommon.Value
+	// The tool a span names in each convention, derived once (toolNamed
+	// compares with them): tool.name on a TOOL span, traceloop.entity.name on
+	// a tool span, the span name `execute_tool <tool>` without
+	// gen_ai.tool.name; "" for none (no tool predicate names "").
+	oiToolName, tlToolName, execToolName string
+	seen                                 uint32      // keys already taken: the first of duplicate keys wins, as Map.Get
+	span                                 ptrace.Span // for what few matchers read: its status, its attribute count
+	// agent holds the keys only agent predicates and Describe read; gather
+	// reads them only when asked to, so that configurations without agent
+	// predicates do not pay for those keys.
+	agent agentFacts
+}
+
+type agentFacts struct {
+	genaiAgent, provider, oiNode, oiAgent string
+	metadata                              pcommon.Value
 }
 
 // The bits of spanFacts.seen, one per key read.
@@ -35,12 +52,21 @@ const (
 	seenOIInput
 	seenGenAIArgs
 	seenTLInput
+	seenTLOutput
+	seenGenAIAgent
+	seenProvider
+	seenOINode
+	seenOIAgent
+	seenMetadata
 )
 
-// gather reads the span's attributes once. A switch on the key, not a map:
-// it compiles to length-then-content comparisons, with no hashing.
-func (f *spanFacts) gather(span ptrace.Span) {
-	*f = spanFacts{name: span.Name()}
+// gather reads the span's attributes into f, which must be zero (a fresh
+// evaluation's: zeroing it again here measured as a cost), once; with
+// agents, also the keys only agent predicates read. A switch on the key,
+// not a map: it compiles to length-then-content comparisons, with no
+// hashing.
+func (f *spanFacts) gather(span ptrace.Span, agents bool) {
+	f.name, f.span = span.Name(), span
 	for k, v := range span.Attributes().All() {
 		switch k {
 		case "gen_ai.operation.name":
@@ -67,7 +93,38 @@ func (f *spanFacts) gather(span ptrace.Span) {
 			f.value(&f.genaiArgs, seenGenAIArgs, v)
 		case "traceloop.entity.input":
 			f.value(&f.tlInput, seenTLInput, v)
+		case "traceloop.entity.output":
+			f.value(&f.tlOutput, seenTLOutput, v)
+		default:
+			if agents {
+				f.agentFact(k, v)
+			}
 		}
+	}
+	if f.oiKind == "TOOL" {
+		f.oiToolName = f.oiTool
+	}
+	if f.tlKind == "tool" {
+		f.tlToolName = f.tlEntity
+	}
+	if f.seen&seenGenAITool == 0 && strings.HasPrefix(f.name, execPrefix) {
+		f.execToolName = f.name[len(execPrefix):]
+	}
+}
+
+func (f *spanFacts) agentFact(k string, v pcommon.Value) {
+	a := &f.agent
+	switch k {
+	case "gen_ai.agent.name":
+		f.str(&a.genaiAgent, seenGenAIAgent, v)
+	case "gen_ai.provider.name":
+		f.str(&a.provider, seenProvider, v)
+	case "graph.node.id":
+		f.str(&a.oiNode, seenOINode, v)
+	case "agent.name":
+		f.str(&a.oiAgent, seenOIAgent, v)
+	case "metadata":
+		f.value(&a.metadata, seenMetadata, v)
 	}
 }
 
@@ -104,6 +161,10 @@ func (f *spanFacts) text(seen uint32) string {
 		return text(f.oiInput)
 	case seenGenAIArgs:
 		return text(f.genaiArgs)
+	case seenTLOutput:
+		return text(f.tlOutput)
+	case seenMetadata:
+		return text(f.agent.metadata)
 	}
 	return text(f.tlInput)
 }

@@ -1,6 +1,10 @@
 package predicate
 
-import "strings"
+import (
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
 
 // Native matchers run the shorthands and the default events condition
 // without OTTL's per-lookup cost. Each mirrors, alternative for alternative,
@@ -12,9 +16,14 @@ import "strings"
 // prepared at Compile. A struct and a switch rather than closures, so that
 // a span's facts stay on the stack.
 type native struct {
-	kind                           nativeKind
-	name                           string // the tool, or the agent
-	to, back, handoffTool, handoff string // the transfer tools and span name of the agent
+	kind    nativeKind
+	outcome outcome
+	name    string // the tool, or the agent
+	// to and back are the LangGraph transfer tools to the agent, handoffTool
+	// and handoff the OpenAI Agents handoff tool and span name; invoke is the
+	// agent's invoke_agent span name, nsAgent its checkpoint namespace
+	// segment's prefix.
+	to, back, handoffTool, handoff, invoke, nsAgent string
 }
 
 type nativeKind int
@@ -23,15 +32,44 @@ const (
 	nativeEvents nativeKind = iota
 	nativeTool
 	nativeTransfer
+	nativeAgent
 )
+
+// outcome is what a tool or transfer predicate asks of a call's outcome.
+type outcome uint8
+
+const (
+	anyOutcome outcome = iota
+	onlyFailed
+	notFailed
+)
+
+// outcomeOf is the outcome a tool (transfer false) or transfer (true)
+// predicate with that failed setting keeps.
+func outcomeOf(failed *bool, transfer bool) outcome {
+	switch {
+	case failed != nil && *failed:
+		return onlyFailed
+	case failed != nil || transfer:
+		return notFailed
+	}
+	return anyOutcome
+}
 
 const merged = "(merged tools)"
 
-func toolMatcher(name string) *native { return &native{kind: nativeTool, name: name} }
+func toolMatcher(name string, failed *bool) *native {
+	return &native{kind: nativeTool, outcome: outcomeOf(failed, false), name: name}
+}
 
-func transferMatcher(agent string) *native {
-	return &native{kind: nativeTransfer, name: agent, to: "transfer_to_" + agent, back: "transfer_back_to_" + agent,
+func transferMatcher(agent string, failed *bool) *native {
+	return &native{kind: nativeTransfer, outcome: outcomeOf(failed, true), name: agent,
+		to: "transfer_to_" + agent, back: "transfer_back_to_" + agent,
 		handoffTool: "handoff_to_" + agent, handoff: "handoff to " + agent}
+}
+
+func agentMatcher(agent string) *native {
+	return &native{kind: nativeAgent, name: agent, invoke: "invoke_agent " + agent, nsAgent: agent + ":"}
 }
 
 var defaultEventsMatcher = &native{kind: nativeEvents}
@@ -39,68 +77,78 @@ var defaultEventsMatcher = &native{kind: nativeEvents}
 func (n *native) match(f *spanFacts) bool {
 	switch n.kind {
 	case nativeTool:
-		return f.toolNamed(n.name)
+		return (f.toolNamed(n.name) || f.toolMessageNamed(n.name)) && n.outcomeHolds(f)
 	case nativeTransfer:
-		return n.transfer(f)
+		return n.transfer(f) && n.outcomeHolds(f)
+	case nativeAgent:
+		return n.agent(f)
 	}
-	return (f.opName == "execute_tool" || f.oiKind == "TOOL" || f.tlKind == "tool" || f.opName == "handoff") &&
-		f.genaiTool != merged && f.oiTool != merged
+	return (f.opName == "execute_tool" || f.oiKind == "TOOL" || f.tlKind == "tool" || f.opName == "handoff" ||
+		strings.HasPrefix(f.name, execPrefix)) &&
+		f.genaiTool != merged && f.oiTool != merged && f.name != mergedSpan
 }
 
-func (f *spanFacts) toolNamed(name string) bool {
-	return f.genaiTool == name || (f.oiTool == name && f.oiKind == "TOOL") || (f.tlEntity == name && f.tlKind == "tool")
+const (
+	execPrefix = "execute_tool "
+	mergedSpan = "execute_tool (merged)"
+)
+
+func (n *native) outcomeHolds(f *spanFacts) bool {
+	switch n.outcome {
+	case onlyFailed:
+		return f.failed()
+	case notFailed:
+		return !f.failed()
+	}
+	return true
 }
 
-// transfer mirrors TransferCondition, alternative for alternative.
+// failed mirrors FailedCondition.
+func (f *spanFacts) failed() bool {
+	return f.span.Status().Code() == ptrace.StatusCodeError ||
+		(strings.HasPrefix(f.name, execPrefix) && f.span.Attributes().Len() == 0)
+}
+
+// toolNamed and toolMessageNamed together mirror toolNamed in
+// shorthand.go: the names gather derived, small enough to inline (this runs
+// for every tool and transfer predicate at every event), and the
+// ToolMessage of Traceloop's LangChain instrumentation.
+func (f *spanFacts) toolNamed(tool string) bool {
+	return f.genaiTool == tool || f.oiToolName == tool || f.tlToolName == tool || f.execToolName == tool
+}
+
+func (f *spanFacts) toolMessageNamed(tool string) bool {
+	return f.seen&seenTLOutput != 0 && f.readToolMessage(tool)
+}
+
+func (f *spanFacts) readToolMessage(tool string) bool {
+	return f.opName == "execute_tool" && toolMessageNamed(text(f.tlOutput), tool)
+}
+
+// transfer mirrors transferAlternatives, alternative for alternative.
 func (n *native) transfer(f *spanFacts) bool {
 	agent := n.name
 	return (f.genaiTool == "transfer_to_agent" && jsonField(f.text(seenADKArgs), agentFields, agent)) ||
 		(f.oiTool == "transfer_to_agent" && jsonField(f.text(seenOIInput), agentFields, agent)) ||
-		f.toolNamed(n.to) || f.toolNamed(n.back) ||
+		f.toolNamed(n.to) || f.toolNamed(n.back) || f.toolMessageNamed(n.to) || f.toolMessageNamed(n.back) ||
 		f.oiTool == n.handoffTool || f.name == n.handoff || f.handoffTo == agent || f.gotoNode == agent ||
+		(f.seen&seenTLOutput != 0 && f.opName == "execute_tool" && commandGoesTo(f.text(seenTLOutput), agent)) ||
 		(f.genaiTool == delegate && jsonField(f.text(seenGenAIArgs), coworkerField, agent)) ||
 		(f.oiTool == delegate && jsonField(f.text(seenOIInput), coworkerField, agent)) ||
 		(f.tlEntity == delegate && jsonField(f.text(seenTLInput), coworkerField, agent))
 }
 
-const delegate = "Delegate work to coworker"
+// agent mirrors AgentCondition, alternative for alternative.
+func (n *native) agent(f *spanFacts) bool {
+	a := &f.agent
+	return (((f.opName == "invoke_agent" && a.genaiAgent == n.name) || f.name == n.invoke) && a.provider != langchain) ||
+		(f.oiKind == "AGENT" && (f.name == n.name || a.oiNode == n.name || a.oiAgent == n.name)) ||
+		(f.name == graphStart && startsRun(f.text(seenMetadata), n.nsAgent)) ||
+		(f.tlKind == "agent" && f.tlEntity == n.name)
+}
 
-// The quoted field names the regexps `"agent_?[nN]ame"` and `"coworker"` match.
-var (
-	agentFields   = []string{`"agentname"`, `"agentName"`, `"agent_name"`, `"agent_Name"`}
-	coworkerField = []string{`"coworker"`}
+const (
+	delegate   = "Delegate work to coworker"
+	langchain  = "langchain"
+	graphStart = "__start__"
 )
-
-// jsonField reports whether s holds one of the quoted fields, then JSON
-// whitespace, a colon, whitespace and the quoted value: the regexp
-// `"field"\s*:\s*"value"`, unanchored, without the regexp.
-func jsonField(s string, fields []string, value string) bool {
-	for _, field := range fields {
-		for rest := s; ; {
-			i := strings.Index(rest, field)
-			if i < 0 {
-				break
-			}
-			if followedByValue(rest[i+len(field):], value) {
-				return true
-			}
-			rest = rest[i+1:] // a field's closing quote may open the next one
-		}
-	}
-	return false
-}
-
-// followedByValue: s starts with \s*:\s*"value".
-func followedByValue(s, value string) bool {
-	s = trimSpace(s)
-	if !strings.HasPrefix(s, ":") {
-		return false
-	}
-	s = trimSpace(s[1:])
-	return len(s) >= len(value)+2 && s[0] == '"' && s[1:1+len(value)] == value && s[1+len(value)] == '"'
-}
-
-// trimSpace drops leading \s: the regexp class [\t\n\f\r ].
-func trimSpace(s string) string {
-	return strings.TrimLeft(s, "\t\n\f\r ")
-}

@@ -54,14 +54,17 @@ type Set struct {
 	evalCtx  context.Context
 	stateful bool
 	facts    bool // some condition runs natively: gather spanFacts
+	agents   bool // some native condition is an agent's: gather its facts too
+	control  bool // some condition is an agent predicate's: it makes events
 	ottl     bool // some condition runs OTTL: make a TransformContext
 }
 
 type condition struct {
-	owner  string // the predicate's name, for errors
-	bit    uint
-	cond   *ottl.Condition[*ottlspan.TransformContext]
-	native *native // when set, runs instead of cond (same meaning, faster)
+	owner   string // the predicate's name, for errors
+	bit     uint
+	cond    *ottl.Condition[*ottlspan.TransformContext]
+	native  *native // when set, runs instead of cond (same meaning, faster)
+	control bool    // an agent predicate's: where it holds is an event
 }
 
 // Compile checks cfg and compiles it. Errors name the predicate and carry
@@ -111,7 +114,11 @@ func compile(cfg Config, set Settings, native bool) (*Set, error) {
 	s.stateful = len(s.latches) > 0
 	for _, c := range append(s.conds, s.events) {
 		s.facts = s.facts || c.native != nil
+		s.agents = s.agents || (c.native != nil && c.native.kind == nativeAgent)
 		s.ottl = s.ottl || c.native == nil
+	}
+	for _, c := range s.conds {
+		s.control = s.control || c.control
 	}
 	return s, nil
 }
@@ -158,7 +165,7 @@ func (b *builder) parse(owner string, p *Predicate, bit uint) (condition, error)
 		}
 		return condition{}, fmt.Errorf("predicate %q: %w", owner, err)
 	}
-	cond := condition{owner: owner, bit: bit, cond: c}
+	cond := condition{owner: owner, bit: bit, cond: c, control: p.Agent != ""}
 	if b.native {
 		cond.native = nativeFor(p)
 	}
@@ -170,9 +177,11 @@ func (b *builder) parse(owner string, p *Predicate, bit uint) (condition, error)
 func nativeFor(p *Predicate) *native {
 	switch {
 	case p.Tool != "":
-		return toolMatcher(p.Tool)
+		return toolMatcher(p.Tool, p.Failed)
 	case p.TransferTo != "":
-		return transferMatcher(p.TransferTo)
+		return transferMatcher(p.TransferTo, p.Failed)
+	case p.Agent != "":
+		return agentMatcher(p.Agent)
 	case p.Condition == DefaultEvents:
 		return defaultEventsMatcher
 	}
@@ -191,16 +200,21 @@ func (s *Set) OTTL(i int) string { return s.sources[i] }
 func (s *Set) Stateful() bool { return s.stateful }
 
 // Eval tells whether the span is a sampling event and, if it is, the signals
-// of the predicates there. A span that is not an event gets no predicate
-// evaluated: predicates only matter at events. An evaluation error makes its
-// condition false at this span; it is counted through OnError, never fatal.
+// of the predicates there. A span is an event where the events condition
+// holds, or where an agent predicate (at any depth of a latch) holds: an
+// agent taking control is something to check the order of, whatever events
+// selects, and a configuration without agent predicates sees exactly the
+// events it saw before they existed. A span that is not an event gets no
+// other predicate evaluated: predicates only matter at events. An
+// evaluation error makes its condition false at this span; it is counted
+// through OnError, never fatal.
 func (s *Set) Eval(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) (isEvent bool, sig Signals) {
 	ev := evaluation{set: s, rs: rs, ss: ss, span: span}
 	defer ev.close()
 	if s.facts {
-		ev.facts.gather(span)
+		ev.facts.gather(span, s.agents)
 	}
-	if !ev.holds(&s.events) {
+	if !ev.holds(&s.events) && !(s.control && ev.takesControl()) {
 		return false, 0
 	}
 	for i := range s.conds {
@@ -220,6 +234,16 @@ type evaluation struct {
 	span  ptrace.Span
 	facts spanFacts
 	tCtx  *ottlspan.TransformContext
+}
+
+// takesControl reports whether some agent predicate holds at the span.
+func (ev *evaluation) takesControl() bool {
+	for i := range ev.set.conds {
+		if c := &ev.set.conds[i]; c.control && ev.holds(c) {
+			return true
+		}
+	}
+	return false
 }
 
 func (ev *evaluation) holds(c *condition) bool {

@@ -16,31 +16,52 @@ import (
 
 // DefaultEvents selects tool-call and handoff spans in every convention
 // agentguard knows: GenAI semconv (gen_ai.operation.name execute_tool or
-// handoff), OpenInference (openinference.span.kind TOOL) and OpenLLMetry
-// (traceloop.span.kind tool). ADK's `execute_tool (merged)` span, which sits
-// beside the real calls of a multi-call reply, is not an event.
+// handoff, or a span named `execute_tool <tool>`: ADK for TypeScript ends
+// the span of a tool that threw with its name alone), OpenInference
+// (openinference.span.kind TOOL) and OpenLLMetry (traceloop.span.kind tool).
+// ADK's `execute_tool (merged)` span, which sits beside the real calls of a
+// multi-call reply, is not an event.
 const DefaultEvents = `(span.attributes["gen_ai.operation.name"] == "execute_tool"` +
 	` or span.attributes["openinference.span.kind"] == "TOOL"` +
 	` or span.attributes["traceloop.span.kind"] == "tool"` +
-	` or span.attributes["gen_ai.operation.name"] == "handoff")` +
+	` or span.attributes["gen_ai.operation.name"] == "handoff"` +
+	` or HasPrefix(span.name, "execute_tool "))` +
 	` and span.attributes["gen_ai.tool.name"] != "(merged tools)"` +
-	` and span.attributes["tool.name"] != "(merged tools)"`
+	` and span.attributes["tool.name"] != "(merged tools)"` +
+	` and span.name != "execute_tool (merged)"`
 
-// ToolCondition is the OTTL of {tool: name}: a call of that tool under GenAI
-// semconv (gen_ai.tool.name), OpenInference (tool.name on a TOOL span) or
-// OpenLLMetry (traceloop.entity.name on a tool span).
+// FailedCondition is what `failed: true` adds to a tool or transfer
+// predicate: the span ended with status ERROR, or it is the span ADK for
+// TypeScript ends when a tool throws: named `execute_tool <tool>`, with no
+// attribute at all (and status UNSET).
+const FailedCondition = `(span.status.code == STATUS_CODE_ERROR` +
+	` or (HasPrefix(span.name, "execute_tool ") and Len(span.attributes) == 0))`
+
+// ToolCondition is the OTTL of {tool: name}: a call of that tool, failed or
+// not, under GenAI semconv (gen_ai.tool.name, or without it the span name
+// `execute_tool <name>`), OpenInference (tool.name on a TOOL span) or
+// OpenLLMetry (traceloop.entity.name on a tool span; or, from its LangChain
+// JS instrumentation, whose tool spans all read `execute_tool
+// DynamicStructuredTool`, the name in the ToolMessage JSON of
+// traceloop.entity.output).
 func ToolCondition(name string) string {
-	return toolNamed(strconv.Quote(name))
+	return toolNamed(name)
 }
 
-func toolNamed(q string) string {
+func toolNamed(name string) string {
+	q := strconv.Quote(name)
 	return `span.attributes["gen_ai.tool.name"] == ` + q +
 		` or (span.attributes["tool.name"] == ` + q + ` and span.attributes["openinference.span.kind"] == "TOOL")` +
-		` or (span.attributes["traceloop.entity.name"] == ` + q + ` and span.attributes["traceloop.span.kind"] == "tool")`
+		` or (span.attributes["traceloop.entity.name"] == ` + q + ` and span.attributes["traceloop.span.kind"] == "tool")` +
+		` or (span.name == ` + strconv.Quote("execute_tool "+name) + ` and span.attributes["gen_ai.tool.name"] == nil)` +
+		` or (span.attributes["gen_ai.operation.name"] == "execute_tool" and ` +
+		isMatch(`span.attributes["traceloop.entity.output"]`,
+			`^`+regexp.QuoteMeta(toolMessagePrefix)+`(?s:.*)"name"\s*:\s*"`+regexp.QuoteMeta(name)+`"`) + `)`
 }
 
-// TransferCondition is the OTTL of {transfer_to: agent}, a transfer to that
-// agent in any of these shapes:
+// TransferCondition is the OTTL of {transfer_to: agent}: a transfer to that
+// agent that did not fail (a failed transfer moved no control; see
+// FailedCondition), in any of these shapes:
 //   - Google ADK: tool transfer_to_agent, target in the JSON of
 //     gcp.vertex.agent.tool_call_args (or, under OpenInference, input.value)
 //     as agent_name (Python ADK) or agentName (ADK for TypeScript);
@@ -49,7 +70,9 @@ func toolNamed(q string) string {
 //   - OpenAI Agents under OpenInference: TOOL span `handoff to <agent>` with
 //     tool.name handoff_to_<agent>;
 //   - OpenLLMetry: gen_ai.handoff.to_agent, or LangGraph's
-//     langgraph.command.goto_node;
+//     langgraph.command.goto_node; from its LangChain JS instrumentation, a
+//     tool whose result (traceloop.entity.output) is a LangGraph Command
+//     whose goto is the agent alone;
 //   - CrewAI: tool `Delegate work to coworker` with coworker in its JSON
 //     arguments (gen_ai.tool.call.arguments, input.value or
 //     traceloop.entity.input).
@@ -57,16 +80,23 @@ func toolNamed(q string) string {
 // (An agent named "agent" would match every ADK transfer: its tool is
 // transfer_to_agent. Write such a predicate as an OTTL condition.)
 func TransferCondition(agent string) string {
+	return `(` + transferAlternatives(agent) + `) and not ` + FailedCondition
+}
+
+func transferAlternatives(agent string) string {
 	q := strconv.Quote(agent)
 	alts := []string{
 		adkTransfer(`span.attributes["gen_ai.tool.name"]`, `span.attributes["gcp.vertex.agent.tool_call_args"]`, q),
 		adkTransfer(`span.attributes["tool.name"]`, `span.attributes["input.value"]`, q),
-		toolNamed(strconv.Quote("transfer_to_" + agent)),
-		toolNamed(strconv.Quote("transfer_back_to_" + agent)),
+		toolNamed("transfer_to_" + agent),
+		toolNamed("transfer_back_to_" + agent),
 		`span.attributes["tool.name"] == ` + strconv.Quote("handoff_to_"+agent),
 		`span.name == ` + strconv.Quote("handoff to "+agent),
 		`span.attributes["gen_ai.handoff.to_agent"] == ` + q,
 		`span.attributes["langgraph.command.goto_node"] == ` + q,
+		`(span.attributes["gen_ai.operation.name"] == "execute_tool" and ` +
+			isMatch(`span.attributes["traceloop.entity.output"]`,
+				`"goto"\s*:\s*(?:\[\s*"`+regexp.QuoteMeta(agent)+`"\s*\]|"`+regexp.QuoteMeta(agent)+`")\s*\}\s*$`) + `)`,
 		crewDelegation(`span.attributes["gen_ai.tool.name"]`, `span.attributes["gen_ai.tool.call.arguments"]`, q),
 		crewDelegation(`span.attributes["tool.name"]`, `span.attributes["input.value"]`, q),
 		crewDelegation(`span.attributes["traceloop.entity.name"]`, `span.attributes["traceloop.entity.input"]`, q),
@@ -82,6 +112,39 @@ func crewDelegation(tool, args, q string) string {
 	return `(` + tool + ` == "Delegate work to coworker" and ` + jsonPattern(args, `coworker`, q) + `)`
 }
 
+// AgentCondition is the OTTL of {agent: name}: that agent takes control,
+// that is a run of it starts. One span per run, in each convention:
+//   - GenAI semconv (Google ADK, ...): the `invoke_agent <name>` span
+//     (gen_ai.operation.name invoke_agent and gen_ai.agent.name, or the span
+//     name alone). Not from Traceloop's LangChain instrumentation
+//     (gen_ai.provider.name langchain), which calls every chain whose name
+//     holds "agent" invoke_agent and shows a LangGraph agent's run twice,
+//     nested, with nothing to tell the two apart;
+//   - OpenInference AGENT spans (OpenAI Agents: one per activation, named
+//     after the agent, graph.node.id; agent.name where set);
+//   - LangGraph under OpenInference: the agent's graph starting, that is
+//     its `__start__` task, whose checkpoint namespace
+//     (langgraph_checkpoint_ns in the metadata JSON) ends
+//     `<name>:<task>|__start__:<task>`. The node spans themselves are no
+//     use: LangGraph JS shows a subgraph node twice, nested and identical,
+//     and every span inside a node carries the node's langgraph_node; the
+//     __start__ task runs once per run, before anything else in it. (A node
+//     that is a plain function, not a graph, has no __start__: write an OTTL
+//     condition on its span.)
+//   - OpenLLMetry: traceloop.span.kind agent with traceloop.entity.name.
+func AgentCondition(agent string) string {
+	q := strconv.Quote(agent)
+	return `(((span.attributes["gen_ai.operation.name"] == "invoke_agent" and span.attributes["gen_ai.agent.name"] == ` + q + `)` +
+		` or span.name == ` + strconv.Quote("invoke_agent "+agent) + `)` +
+		` and span.attributes["gen_ai.provider.name"] != "langchain")` +
+		` or (span.attributes["openinference.span.kind"] == "AGENT" and (span.name == ` + q +
+		` or span.attributes["graph.node.id"] == ` + q + ` or span.attributes["agent.name"] == ` + q + `))` +
+		` or (span.name == "__start__" and ` +
+		isMatch(`span.attributes["metadata"]`,
+			`"langgraph_checkpoint_ns"\s*:\s*"(?:[^"|]*\|)*`+regexp.QuoteMeta(agent)+`:[^"|]*\|__start__:[^"|]*"`) + `)` +
+		` or (span.attributes["traceloop.span.kind"] == "agent" and span.attributes["traceloop.entity.name"] == ` + q + `)`
+}
+
 // jsonPattern matches JSON text holding the field (a regexp over field
 // names) with the string value of OTTL literal q. A regexp over the text
 // rather than ParseJSON: OTTL's index of a missing key is an error, not nil,
@@ -91,18 +154,34 @@ func crewDelegation(tool, args, q string) string {
 // jsonField in its place; see native.go.)
 func jsonPattern(args, field, q string) string {
 	value, _ := strconv.Unquote(q)
-	pattern := `"` + field + `"\s*:\s*"` + regexp.QuoteMeta(value) + `"`
-	return `IsMatch(` + args + `, ` + strconv.Quote(pattern) + `)`
+	return isMatch(args, `"`+field+`"\s*:\s*"`+regexp.QuoteMeta(value)+`"`)
+}
+
+func isMatch(target, pattern string) string {
+	return `IsMatch(` + target + `, ` + strconv.Quote(pattern) + `)`
 }
 
 // OTTL is the condition a stateless predicate compiles to; a latched one has
 // none of its own (see its Set and Reset).
 func (p *Predicate) OTTL() string {
 	switch {
-	case p.Tool != "":
+	case p.Tool != "" && p.Failed == nil:
 		return ToolCondition(p.Tool)
+	case p.Tool != "":
+		return `(` + ToolCondition(p.Tool) + `) and ` + outcomeOTTL(*p.Failed)
+	case p.TransferTo != "" && p.Failed != nil && *p.Failed:
+		return `(` + transferAlternatives(p.TransferTo) + `) and ` + FailedCondition
 	case p.TransferTo != "":
 		return TransferCondition(p.TransferTo)
+	case p.Agent != "":
+		return AgentCondition(p.Agent)
 	}
 	return p.Condition
+}
+
+func outcomeOTTL(failed bool) string {
+	if failed {
+		return FailedCondition
+	}
+	return "not " + FailedCondition
 }

@@ -17,7 +17,7 @@ var (
 	_ confmap.Unmarshaler = (*Named)(nil)
 )
 
-var predicateKeys = []string{"condition", "tool", "transfer_to", "set", "reset"}
+var predicateKeys = []string{"condition", "tool", "transfer_to", "agent", "failed", "set", "reset"}
 
 // UnmarshalText takes the string form: an OTTL condition.
 func (p *Predicate) UnmarshalText(text []byte) error {
@@ -83,6 +83,10 @@ func decodeMap(m map[string]any) (Predicate, error) {
 			p.Tool, err = stringValue(k, m[k])
 		case "transfer_to":
 			p.TransferTo, err = stringValue(k, m[k])
+		case "agent":
+			p.Agent, err = stringValue(k, m[k])
+		case "failed":
+			p.Failed, err = boolValue(k, m[k])
 		case "set":
 			p.Set, err = nested(k, m[k])
 		case "reset":
@@ -103,6 +107,17 @@ func stringValue(key string, v any) (string, error) {
 		return "", fmt.Errorf("%s: must be a string, got %T", key, v)
 	}
 	return s, nil
+}
+
+// boolValue takes a YAML boolean; null reads as unset.
+func boolValue(key string, v any) (*bool, error) {
+	switch b := v.(type) {
+	case nil:
+		return nil, nil
+	case bool:
+		return &b, nil
+	}
+	return nil, fmt.Errorf("%s: must be true or false, got %T %v", key, v, v)
 }
 
 func nested(key string, v any) (*Predicate, error) {
