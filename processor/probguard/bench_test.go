@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
@@ -104,5 +105,32 @@ func BenchmarkThroughput(b *testing.B) {
 			p.Tick(clock)
 		})
 		shutdown(b, p)
+	})
+}
+
+// BenchmarkThroughputParallel: as BenchmarkThroughput, with one sender per
+// core and the processor on its own clock (wait 5ms), as in a collector:
+// run with -cpu 1,2 to see it scale, beside the pass-through.
+func BenchmarkThroughputParallel(b *testing.B) {
+	tmpl := benchTrace(false)
+	b.Run("passthrough", func(b *testing.B) { fixtures.PassThroughParallel(b, metadata.Type, tmpl) })
+	b.Run("probguard", func(b *testing.B) {
+		cfg, err := loadConfig(&testing.T{}, "stove")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Wait, cfg.RootWait, cfg.GroupTimeout = 5*time.Millisecond, 0, 10*time.Millisecond
+		p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, fixtures.NopTraces{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+			b.Fatal(err)
+		}
+		fixtures.ThroughputParallel(b, tmpl, p.ConsumeTraces, func() {
+			if err := p.Shutdown(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		})
 	})
 }
