@@ -205,7 +205,7 @@ func TestFailedWriteKeepsThePreviousModel(t *testing.T) {
 func TestServeSwapsInTheLearnedModel(t *testing.T) {
 	cfg := stoveConfig(t)
 	cfg.Learn = &LearnConfig{Output: filepath.Join(t.TempDir(), "online.json"), Serve: true}
-	p, _ := newTestProcessor(t, cfg, nopSettings())
+	p := createUnstarted(t, cfg, nopSettings()) // no clock goroutine reads the learner's fields this test writes
 	feed(t, p, fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "look", Fork: true}))
 	p.Tick(time.Now().Add(2 * time.Minute)) // scored, and its group ended
 	if d := p.served.Load().guard.Step(&guard.Run{}, 0b01); d.Known {

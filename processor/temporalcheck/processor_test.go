@@ -213,8 +213,9 @@ func splitSpans(r *rand.Rand, td ptrace.Traces) []ptrace.Traces {
 func TestBatchingDoesNotMatter(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	want := []string{"te1 failure 1/3 on execute_tool transfer_to_agent", "te1 failure 3/4 on execute_tool transfer_to_agent"}
-	for range 30 {
-		p, sink := newTestProcessor(t, "paper", func(c *Config) { c.GroupBy = "gen_ai.conversation.id" })
+	for i := range 30 {
+		workers := 1 + i%3 // the stage's shards and workers must not change a verdict
+		p, sink := newTestProcessor(t, "paper", func(c *Config) { c.GroupBy, c.Workers = "gen_ai.conversation.id", workers })
 		n := 0
 		for _, file := range []string{"adk-weather/adk-bad-43-0.json", "adk-weather/adk-bad-43-1.json"} {
 			n += feed(t, p, splitSpans(r, fixtures.Traces(t, file))...)
