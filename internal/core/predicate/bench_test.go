@@ -43,6 +43,29 @@ func BenchmarkSetEval(b *testing.B) {
 	}
 }
 
+// BenchmarkSetEvalAgents: the paper's predicates plus two agent predicates
+// (controlConfig), whose matchers run at every span, over every span of a
+// LangGraph conversation (whose __start__ spans carry the metadata JSON they
+// read) and of its Traceloop shape. One op is one span.
+func BenchmarkSetEvalAgents(b *testing.B) {
+	for _, file := range []string{"langgraph-openinference/weak-self-handoff.json", "traceloop-langgraph/weak-self-handoff.json"} {
+		b.Run(file, func(b *testing.B) {
+			s := mustCompile(b, controlConfig("weather_agent"), func(string, error) { b.Fatal("evaluation error") })
+			spans := spansInOrder(fixtures.Traces(b, file))
+			latch := s.NewLatch()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				l := spans[i%len(spans)]
+				if ok, sig := s.Eval(l.rs, l.ss, l.span); ok {
+					latch.Step(sig)
+				}
+				i++
+			}
+		})
+	}
+}
+
 // BenchmarkJSONField compares the two ways to read a transfer's target on an
 // ADK transfer span: ParseJSON and an index, or IsMatch over the text (the
 // way the shorthands do it).

@@ -205,7 +205,8 @@ func TestConfigStruct(t *testing.T) {
 // no key the decoder does not know.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{`{"tool": "say_hello"}`, `"span.name == \"x\""`, `{"set": {"transfer_to": "a"}, "reset": "true"}`,
-		`{"set": {"set": "true", "reset": "false"}, "reset": {"tool": "t"}}`, `{"tol": 1}`, `[1]`, `null`, `{"condition": "span.name =="}`} {
+		`{"set": {"set": "true", "reset": "false"}, "reset": {"tool": "t"}}`, `{"tol": 1}`, `[1]`, `null`, `{"condition": "span.name =="}`,
+		`{"agent": "greeting_agent"}`, `{"tool": "t", "failed": true}`, `{"agent": "a", "failed": false}`, `{"failed": 1}`} {
 		f.Add(s)
 	}
 	tel := componenttest.NewNopTelemetrySettings()

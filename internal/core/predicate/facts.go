@@ -36,6 +36,7 @@ type spanFacts struct {
 type agentFacts struct {
 	genaiAgent, provider, oiNode, oiAgent string
 	metadata                              pcommon.Value
+	ns                                    namespaces // in metadata, on a __start__ span
 }
 
 // The bits of spanFacts.seen, one per key read.
@@ -109,6 +110,9 @@ func (f *spanFacts) gather(span ptrace.Span, agents bool) {
 	}
 	if f.seen&seenGenAITool == 0 && strings.HasPrefix(f.name, execPrefix) {
 		f.execToolName = f.name[len(execPrefix):]
+	}
+	if agents && f.name == graphStart && f.seen&seenMetadata != 0 {
+		f.agent.ns = findNamespaces(text(f.agent.metadata))
 	}
 }
 

@@ -128,16 +128,58 @@ func commandGoesTo(s, agent string) bool {
 // nsAgent names ("agent:"), the regexp
 // `"langgraph_checkpoint_ns"\s*:\s*"(?:[^"|]*\|)*` + agent + `:[^"|]*\|__start__:[^"|]*"`.
 func startsRun(s, nsAgent string) bool {
-	for rest := s; ; {
-		i := strings.Index(rest, nsField[0])
-		if i < 0 {
+	for off := 0; ; {
+		ns, next, ok := nextNamespace(s, off)
+		if !ok {
 			return false
 		}
-		if ns, ok := stringOpens(rest[i+len(nsField[0]):]); ok && nsStartsRun(ns, nsAgent) {
+		if nsStartsRun(s[ns:], nsAgent) {
 			return true
 		}
-		rest = rest[i+1:]
+		off = next
 	}
+}
+
+// nextNamespace finds, from off, the next value of "langgraph_checkpoint_ns"
+// in s: where its text starts (after the opening quote), and where to look
+// for the one after.
+func nextNamespace(s string, off int) (ns, next int, ok bool) {
+	key := nsField[0]
+	for {
+		i := strings.Index(s[off:], key)
+		if i < 0 {
+			return 0, 0, false
+		}
+		at := off + i + len(key)
+		next = off + i + 1 // a key's closing quote may open the next one
+		if v, ok := stringOpens(s[at:]); ok {
+			return len(s) - len(v), next, true
+		}
+		off = next
+	}
+}
+
+// namespaces is where the checkpoint namespaces of a span's metadata text
+// are: found once per __start__ span by gather, then read by every agent
+// predicate (startsRun from there, same answer), so that a text is scanned
+// once and not once a predicate.
+type namespaces struct {
+	first, next int32 // the first namespace's text; where to look for more
+	found, more bool  // there is a first; there is another after it
+}
+
+func findNamespaces(s string) namespaces {
+	first, next, found := nextNamespace(s, 0)
+	if !found {
+		return namespaces{}
+	}
+	_, _, more := nextNamespace(s, next)
+	return namespaces{first: int32(first), next: int32(next), found: true, more: more}
+}
+
+// startsRun is startsRun(s, nsAgent), s the text ns was found in.
+func (ns namespaces) startsRun(s, nsAgent string) bool {
+	return ns.found && (nsStartsRun(s[ns.first:], nsAgent) || (ns.more && startsRun(s[ns.next:], nsAgent)))
 }
 
 // nsStartsRun: ns (the text after the namespace's opening quote) is whole
@@ -148,7 +190,7 @@ func nsStartsRun(ns, nsAgent string) bool {
 		if tail, ok := strings.CutPrefix(ns[p:], nsAgent); ok && startTail(tail) {
 			return true
 		}
-		j := strings.IndexAny(ns[p:], `"|`)
+		j := quoteOrBar(ns[p:])
 		if j < 0 || ns[p+j] == '"' {
 			return false
 		}
@@ -158,7 +200,7 @@ func nsStartsRun(ns, nsAgent string) bool {
 
 // startTail: s is [^"|]*\|__start__:[^"|]*" and anything after.
 func startTail(s string) bool {
-	j := strings.IndexAny(s, `"|`)
+	j := quoteOrBar(s)
 	if j < 0 || s[j] != '|' {
 		return false
 	}
@@ -166,8 +208,19 @@ func startTail(s string) bool {
 	if !ok {
 		return false
 	}
-	j = strings.IndexAny(s, `"|`)
+	j = quoteOrBar(s)
 	return j >= 0 && s[j] == '"'
+}
+
+// quoteOrBar is strings.IndexAny(s, `"|`) without building a byte set at
+// every call.
+func quoteOrBar(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '|' {
+			return i
+		}
+	}
+	return -1
 }
 
 // fieldString is the string value of the first of the fields (in order of

@@ -17,6 +17,7 @@ func FuzzJSONScans(f *testing.F) {
 	f.Add(`{"goto":"x"}`, "x")
 	f.Add(`{"langgraph_checkpoint_ns":"a|b:c:1|__start__:2"}`, "b:c")
 	f.Add(`{"langgraph_checkpoint_ns":"x|y\"|a:1|__start__:2"}`, `y"|a`)
+	f.Add(`{"langgraph_checkpoint_ns":"b:1|__start__:2","langgraph_checkpoint_ns" :"a:1|__start__:2"}`, "a")
 	f.Fuzz(func(t *testing.T, s, value string) {
 		q := regexp.QuoteMeta(value)
 		for _, c := range []struct {
@@ -38,6 +39,9 @@ func FuzzJSONScans(f *testing.F) {
 			if want := re.MatchString(s); c.got != want {
 				t.Fatalf("%s(%q, %q) = %v, regexp says %v", c.name, s, value, c.got, want)
 			}
+		}
+		if got, want := findNamespaces(s).startsRun(s, value+":"), startsRun(s, value+":"); got != want {
+			t.Fatalf("namespaces found once say %v, startsRun %v (%q, %q)", got, want, s, value)
 		}
 		if strings.Contains(s, `\`) {
 			return // a reader decodes escapes; the matchers read text

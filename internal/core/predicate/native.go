@@ -143,7 +143,7 @@ func (n *native) agent(f *spanFacts) bool {
 	a := &f.agent
 	return (((f.opName == "invoke_agent" && a.genaiAgent == n.name) || f.name == n.invoke) && a.provider != langchain) ||
 		(f.oiKind == "AGENT" && (f.name == n.name || a.oiNode == n.name || a.oiAgent == n.name)) ||
-		(f.name == graphStart && startsRun(f.text(seenMetadata), n.nsAgent)) ||
+		(f.name == graphStart && a.ns.found && a.ns.startsRun(text(a.metadata), n.nsAgent)) ||
 		(f.tlKind == "agent" && f.tlEntity == n.name)
 }
 

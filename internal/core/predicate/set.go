@@ -214,12 +214,22 @@ func (s *Set) Eval(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Sp
 	if s.facts {
 		ev.facts.gather(span, s.agents)
 	}
-	if !ev.holds(&s.events) && !(s.control && ev.takesControl()) {
+	isEvent = ev.holds(&s.events)
+	if s.control {
+		// Agent predicates run at every span: they decide events too.
+		for i := range s.conds {
+			if c := &s.conds[i]; c.control && ev.holds(c) {
+				sig |= 1 << c.bit
+				isEvent = true
+			}
+		}
+	}
+	if !isEvent {
 		return false, 0
 	}
 	for i := range s.conds {
-		if ev.holds(&s.conds[i]) {
-			sig |= 1 << s.conds[i].bit
+		if c := &s.conds[i]; !c.control && ev.holds(c) {
+			sig |= 1 << c.bit
 		}
 	}
 	return true, sig
@@ -234,16 +244,6 @@ type evaluation struct {
 	span  ptrace.Span
 	facts spanFacts
 	tCtx  *ottlspan.TransformContext
-}
-
-// takesControl reports whether some agent predicate holds at the span.
-func (ev *evaluation) takesControl() bool {
-	for i := range ev.set.conds {
-		if c := &ev.set.conds[i]; c.control && ev.holds(c) {
-			return true
-		}
-	}
-	return false
 }
 
 func (ev *evaluation) holds(c *condition) bool {
