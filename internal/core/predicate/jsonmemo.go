@@ -7,10 +7,13 @@ package predicate
 // text is parsed once, however many conditions read it.
 //
 // It cannot change a verdict:
-//   - A miss runs OTTL's own ParseJSON on the text, so a result or an error
-//     is exactly OTTL's, and a hit returns what that call returned: the same
-//     value, the same error to every condition that parses the text (each
-//     still fails, and is counted, on its own).
+//   - A miss decodes the text into pcommon values directly (decodeJSON, in
+//     jsondecode.go: the result OTTL's ParseJSON gives, without its
+//     intermediate map[string]any), or, where that declines (every error
+//     among others), runs OTTL's own ParseJSON: a result or an error is
+//     exactly OTTL's. A hit returns what the miss returned: the same value,
+//     the same error to every condition that parses the text (each still
+//     fails, and is counted, on its own).
 //   - The key is the whole text, not where it came from.
 //   - A condition cannot change a result it shares: OTTL's grammar lets a
 //     condition call converters only (editors, which write, are statements),
@@ -58,12 +61,14 @@ type parseJSONArgs struct {
 }
 
 // jsonMemo remembers the last memoSize texts ParseJSON was called on and
-// what OTTL's ParseJSON returned for each.
+// OTTL's ParseJSON of each.
 type jsonMemo struct {
-	parse   ottl.ExprFunc[*ottlspan.TransformContext] // OTTL's ParseJSON of text
-	text    string                                    // its argument, while it runs
-	entries [memoSize]memoEntry
-	next    int // the entry to replace on the next miss
+	// parse is what a miss runs: m.miss, which a test may wrap.
+	parse     func(context.Context, *ottlspan.TransformContext, string) (any, error)
+	ottlParse ottl.ExprFunc[*ottlspan.TransformContext] // OTTL's ParseJSON of text
+	text      string                                    // its argument, while it runs
+	entries   [memoSize]memoEntry
+	next      int // the entry to replace on the next miss
 }
 
 type memoEntry struct {
@@ -74,8 +79,9 @@ type memoEntry struct {
 }
 
 // newJSONMemo builds OTTL's own ParseJSON with an argument that reads the
-// memo's text, so that a miss runs exactly OTTL's code. Its arguments type
-// is unexported: its Target field is set by reflection, checked here once.
+// memo's text, so that a miss decodeJSON declines runs exactly OTTL's code.
+// Its arguments type is unexported: its Target field is set by reflection,
+// checked here once.
 func newJSONMemo() (*jsonMemo, error) {
 	m := &jsonMemo{}
 	std := ottlfuncs.NewParseJSONFactory[*ottlspan.TransformContext]()
@@ -96,8 +102,21 @@ func newJSONMemo() (*jsonMemo, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.parse = parse
+	m.ottlParse = parse
+	m.parse = m.miss
 	return m, nil
+}
+
+// miss is ParseJSON of text: decoded here, or by OTTL where decodeJSON
+// declines.
+func (m *jsonMemo) miss(ctx context.Context, tCtx *ottlspan.TransformContext, text string) (any, error) {
+	if out, ok := decodeJSON(text); ok {
+		return out, nil
+	}
+	m.text = text
+	out, err := m.ottlParse(ctx, tCtx)
+	m.text = ""
+	return out, err
 }
 
 // create makes one call of ParseJSON in a condition: it reads its argument
@@ -124,9 +143,7 @@ func (m *jsonMemo) get(ctx context.Context, tCtx *ottlspan.TransformContext, tex
 			return e.out, e.err
 		}
 	}
-	m.text = text
-	out, err := m.parse(ctx, tCtx)
-	m.text = ""
+	out, err := m.parse(ctx, tCtx, text)
 	m.entries[m.next] = memoEntry{text: text, out: out, err: err, used: true}
 	m.next = (m.next + 1) % memoSize
 	return out, err

@@ -99,7 +99,7 @@ func BenchmarkHousehold(b *testing.B) {
 type spanParser = ottl.Parser[*ottlspan.TransformContext]
 
 // twoParsers are an OTTL parser with the standard converters and one with
-// ParseJSON memoised, and the count of the memo's actual parses.
+// ParseJSON memoised, and the count of the memo's misses.
 func twoParsers(t testing.TB) (std, memo *spanParser, m *jsonMemo, parses *int) {
 	t.Helper()
 	m, err := newJSONMemo()
@@ -108,9 +108,9 @@ func twoParsers(t testing.TB) (std, memo *spanParser, m *jsonMemo, parses *int) 
 	}
 	parses = new(int)
 	parse := m.parse
-	m.parse = func(ctx context.Context, tCtx *ottlspan.TransformContext) (any, error) {
+	m.parse = func(ctx context.Context, tCtx *ottlspan.TransformContext, text string) (any, error) {
 		*parses++
-		return parse(ctx, tCtx)
+		return parse(ctx, tCtx, text)
 	}
 	ts := componenttest.NewNopTelemetrySettings()
 	s, err := ottlspan.NewParser(ottlfuncs.StandardConverters[*ottlspan.TransformContext](), ts, ottlspan.EnablePathContextNames())
@@ -253,13 +253,34 @@ func spanWith(kv ...string) (ptrace.ResourceSpans, ptrace.ScopeSpans, ptrace.Spa
 }
 
 // The memoised ParseJSON returns OTTL's result and error for any text: on a
-// miss, on the hit that follows, and after another text came between.
+// miss, on the hit that follows, and after another text came between; and
+// decodeJSON, where it decides, gives OTTL's result.
 func FuzzMemoisedParseJSON(f *testing.F) {
 	for _, seed := range [][2]string{
 		{`{"a": 1}`, `[1, "x", null, {"b": [true, 2.5]}]`},
 		{`{"output": {"kwargs": {"content": "{\"room\": \"kitchen\", \"unsafe\": false}"}}}`, `{"room": "hall"}`},
 		{`1`, `"s"`}, {`null`, ``}, {`{`, `{"a": 1}{`}, {`{"a": 1, "a": 2}`, "\xff"}, {`[]`, `{}`},
 		{`{"a": 1e999}`, `{"\u00e9": "\ud800"}`}, {` {"a":1} `, `{"a":1}`},
+		// numbers: exponents, big and small, integers past 2^53, -0, and
+		// what strconv reads but JSON does not
+		{`[1e3, 1E+3, 2.5e-3, -0, -0.0, 0e0, 1e308, 1e-400, 4.9e-324]`, `[9007199254740993, 123456789012345678901234567890, -1e999]`},
+		{`[01]`, `[1., .5, -.5, +1, 1e, 1e+, 0x10, 1_0, Infinity, NaN, -]`},
+		// escapes: every short one, unicode, pairs, lone and reversed
+		// surrogates, bad hex, a raw control byte, invalid UTF-8
+		{`["\" \\ \/ \b \f \n \r \t", "\u0000\u001f\u00e9\u4e2d\uFFFF"]`, `["\ud83d\ude00", "\ud83d", "\ude00\ud83d", "\ud83d\u0041", "\ud83d\ud83d\ude00"]`},
+		{`["\uD83D\uDE00x", "a\ud800"]`, `["\u12", "\u12g4", "\x", "\` + "\n" + `"]`},
+		{"[\"tab\there\"]", "[\"\xff\xfe\", \"\xed\xa0\x80\", \"caf\xc3\xa9\"]"},
+		// nesting, deep and past every limit
+		{strings.Repeat("[", 999) + strings.Repeat("]", 999), strings.Repeat(`{"a":`, 1001) + "1" + strings.Repeat("}", 1001)},
+		{strings.Repeat("[", 10001) + strings.Repeat("]", 10001), `[[[{"a": [{}]}]], [], {}]`},
+		// duplicate keys, of every kind, and the empty key
+		{`{"a": {"x": 1}, "a": {"y": 2}, "b": [1], "b": null, "": 1, "": 2}`, `{"a": 1, "b": 2, "a": "x", "a": [true]}`},
+		// whitespace, every kind and some that is not
+		{" \t\r\n{ \"a\" : [ 1 , 2 ] , \"b\" :\ttrue\n}\r\n ", "\v{}"},
+		{"{}\u00a0", "[1,2]\x00"}, {"{\"a\":1}\x00garbage", "[\"a\x00b\"]"},
+		// trailing garbage and truncation
+		{`{"a":1}}`, `[1,2]x`}, {`{"a":1} {"b":2}`, `{"a":"x`}, {`[1,]`, `{"a":1,}`}, {`{"a" 1}`, `[1 2]`},
+		{`[true, false, null]`, `[tru, nul, falsey, nullx]`}, {`{null: 1}`, `{"a":}`},
 	} {
 		f.Add(seed[0], seed[1])
 	}
@@ -282,6 +303,11 @@ func FuzzMemoisedParseJSON(f *testing.F) {
 			tCtx.Close()
 			if d := sameResult(got, want, gotErr, wantErr); d != "" {
 				t.Fatalf("ParseJSON(%q): %s", text, d)
+			}
+			if out, ok := decodeJSON(text); ok {
+				if d := sameResult(out, want, nil, wantErr); d != "" {
+					t.Fatalf("decodeJSON(%q): %s", text, d)
+				}
 			}
 		}
 		checkEntriesUnchanged(t, std, m)
