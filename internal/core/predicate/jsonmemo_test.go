@@ -270,9 +270,8 @@ func FuzzMemoisedParseJSON(f *testing.F) {
 		{`["\" \\ \/ \b \f \n \r \t", "\u0000\u001f\u00e9\u4e2d\uFFFF"]`, `["\ud83d\ude00", "\ud83d", "\ude00\ud83d", "\ud83d\u0041", "\ud83d\ud83d\ude00"]`},
 		{`["\uD83D\uDE00x", "a\ud800"]`, `["\u12", "\u12g4", "\x", "\` + "\n" + `"]`},
 		{"[\"tab\there\"]", "[\"\xff\xfe\", \"\xed\xa0\x80\", \"caf\xc3\xa9\"]"},
-		// nesting, deep and past every limit
-		{strings.Repeat("[", 999) + strings.Repeat("]", 999), strings.Repeat(`{"a":`, 1001) + "1" + strings.Repeat("}", 1001)},
-		{strings.Repeat("[", 10001) + strings.Repeat("]", 10001), `[[[{"a": [{}]}]], [], {}]`},
+		// nesting (TestMemoisedParseJSONDeep goes past the limits)
+		{strings.Repeat("[", 40) + strings.Repeat("]", 40), `[[[{"a": [{}]}]], [], {"b": {"c": [[{"d": null}]]}}]`},
 		// duplicate keys, of every kind, and the empty key
 		{`{"a": {"x": 1}, "a": {"y": 2}, "b": [1], "b": null, "": 1, "": 2}`, `{"a": 1, "b": 2, "a": "x", "a": [true]}`},
 		// whitespace, every kind and some that is not
@@ -284,34 +283,54 @@ func FuzzMemoisedParseJSON(f *testing.F) {
 	} {
 		f.Add(seed[0], seed[1])
 	}
-	std, memo, m, _ := twoParsers(f)
+	check := parseJSONChecker(f)
+	f.Fuzz(func(t *testing.T, a, b string) { check(t, a, b, a, a) })
+}
+
+// parseJSONChecker checks texts one after the other through one memo: its
+// ParseJSON gives OTTL's result and error, decodeJSON (where it decides)
+// OTTL's result, and the remembered results stay unchanged.
+func parseJSONChecker(t testing.TB) func(*testing.T, ...string) {
+	std, memo, m, _ := twoParsers(t)
 	var exprs [2]*ottl.ValueExpression[*ottlspan.TransformContext]
 	for i, p := range []*spanParser{std, memo} {
 		e, err := p.ParseValueExpression(`ParseJSON(span.attributes["x"])`)
 		if err != nil {
-			f.Fatal(err)
+			t.Fatal(err)
 		}
 		exprs[i] = e
 	}
 	ctx := context.Background()
-	f.Fuzz(func(t *testing.T, a, b string) {
-		for _, text := range []string{a, b, a, a} {
+	return func(t *testing.T, texts ...string) {
+		t.Helper()
+		for _, text := range texts {
 			rs, ss, sp := spanWith("x", text)
 			tCtx := ottlspan.NewTransformContext(rs, ss, sp)
 			want, wantErr := exprs[0].Eval(ctx, tCtx)
 			got, gotErr := exprs[1].Eval(ctx, tCtx)
 			tCtx.Close()
 			if d := sameResult(got, want, gotErr, wantErr); d != "" {
-				t.Fatalf("ParseJSON(%q): %s", text, d)
+				t.Fatalf("ParseJSON(%.80q): %s", text, d)
 			}
 			if out, ok := decodeJSON(text); ok {
 				if d := sameResult(out, want, nil, wantErr); d != "" {
-					t.Fatalf("decodeJSON(%q): %s", text, d)
+					t.Fatalf("decodeJSON(%.80q): %s", text, d)
 				}
 			}
 		}
 		checkEntriesUnchanged(t, std, m)
-	})
+	}
+}
+
+// Texts too deep for the fuzz seeds (OTTL takes about a tenth of a second
+// on each, and the fuzz test parses its remembered texts again at every
+// run): at decodeJSON's limit, past it, and past goccy's.
+func TestMemoisedParseJSONDeep(t *testing.T) {
+	deep := func(open, close string, n int) string {
+		return strings.Repeat(open, n) + "1" + strings.Repeat(close, n)
+	}
+	parseJSONChecker(t)(t, deep("[", "]", maxJSONDepth), deep(`{"a":`, "}", maxJSONDepth+1),
+		deep("[", "]", maxJSONDepth+1), deep(`[{"a":`, "}]", 5000), deep("[", "]", 10001))
 }
 
 // Bad JSON read by three predicates fails each of them, at every span, as
