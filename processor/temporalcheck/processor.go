@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/internal/core/events"
+	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/core/texpr"
 	"github.com/agentguard/agentguard/internal/stage"
@@ -75,7 +76,7 @@ func (c *checker) Open(string) *assertion.Group { return c.runner.NewGroup() }
 func (c *checker) Events(ctx context.Context, key string, g *assertion.Group, seq []sequence.Event) {
 	evs := make([]assertion.Event, len(seq))
 	for i, ev := range seq {
-		evs[i] = assertion.Event{Bits: ev.Bits, Time: int64(ev.Start), Name: ev.Span.Name(), Span: ev.Span}
+		evs[i] = assertion.Event{Bits: ev.Bits, Time: int64(ev.Start), Name: predicate.Describe(ev.Span), Span: ev.Span}
 	}
 	c.countTriggers(ctx, evs)
 	c.tel.EventsPerGroup.Record(ctx, int64(len(evs)))
