@@ -70,3 +70,19 @@ household-eval:
 	rm -rf $(HOUSEHOLD_DATA)/test
 	$(GO) run ./examples/household/gen -n 500 -seed 2 -model-latency 1.5s -o $(HOUSEHOLD_DATA)/test
 	$(GO) run ./cmd/agentguard evaluate --config $(HOUSEHOLD_CONFIG) --model examples/household/model.json $(HOUSEHOLD_DATA)/test/ep-*.json
+
+# The live harness (examples/live): Google ADK for TypeScript plays N
+# conversations of each kind (correct, greeting or farewell agent transferring
+# to itself, greeting agent keeping control) on a scripted model, its own
+# tracing exported over OTLP/HTTP to the built collector and to an OTLP/JSON
+# file; the collector's verdicts must be check's on that file, with no false
+# alarm and no miss. Spans, verdicts and logs stay in dist/live.
+.PHONY: live
+N ?= 24
+LIVE_APP = examples/live/app
+live: $(DIST_BIN) $(LIVE_APP)/node_modules/.package-lock.json
+	$(GO) run ./examples/live/cmd/live -n $(N)
+
+# npm ci from the committed lock file, again only when it changed.
+$(LIVE_APP)/node_modules/.package-lock.json: $(LIVE_APP)/package-lock.json
+	cd $(LIVE_APP) && npm ci --no-audit --no-fund

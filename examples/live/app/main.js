@@ -1,0 +1,111 @@
+// Plays scripted conversations of the weather team through Google ADK for
+// TypeScript, traced by ADK itself and exported to a collector over OTLP/HTTP
+// and to an OTLP/JSON file (telemetry.js).
+//
+//   node main.js --endpoint http://127.0.0.1:4318/v1/traces --out DIR [--n 24] [--concurrency 4]
+//
+// DIR receives spans.jsonl (the OTLP/JSON requests), exports.jsonl (each
+// export to the collector: when it was answered, its outcome, its spans) and
+// conversations.jsonl (each conversation to play, written first: its ID,
+// which is its gen_ai.conversation.id, its kind and the assertion that must
+// catch it).
+// Exit status 1 when a script did not match what ADK did, the collector
+// refused an export, or a span that ended was never exported.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { InMemoryRunner } from '@google/adk';
+import { Script } from './scripted_llm.js';
+import { startTracing } from './telemetry.js';
+import { KINDS, USER_TURNS, team } from './weather_agents.js';
+
+const APP = 'weather_agents';
+const USER = 'user';
+
+const { values: opts } = parseArgs({
+  options: {
+    endpoint: { type: 'string' },
+    out: { type: 'string' },
+    n: { type: 'string', default: '24' },
+    concurrency: { type: 'string', default: '4' },
+  },
+});
+if (!opts.endpoint || !opts.out) {
+  console.error('usage: node main.js --endpoint URL --out DIR [--n N] [--concurrency C]');
+  process.exit(2);
+}
+const n = positive('--n', opts.n);
+const concurrency = positive('--concurrency', opts.concurrency);
+fs.mkdirSync(opts.out, { recursive: true });
+
+function positive(flag, value) {
+  const v = Number(value);
+  if (!Number.isInteger(v) || v < 1) {
+    console.error(`${flag}: ${JSON.stringify(value)} is not a positive integer`);
+    process.exit(2);
+  }
+  return v;
+}
+
+/** play runs one conversation, each user turn to the end of ADK's events. */
+async function play(id, kind) {
+  const script = new Script(id, KINDS[kind].turns);
+  const runner = new InMemoryRunner({ agent: team(script), appName: APP });
+  await runner.sessionService.createSession({ appName: APP, userId: USER, sessionId: id });
+  for (const words of USER_TURNS) {
+    script.startTurn();
+    const newMessage = { role: 'user', parts: [{ text: words }] };
+    for await (const event of runner.runAsync({ userId: USER, sessionId: id, newMessage })) {
+      if (event.errorCode || event.errorMessage) {
+        throw new Error(`${id}: ADK reported ${event.errorCode}: ${event.errorMessage}`);
+      }
+    }
+    script.endTurn();
+    // The user's next message comes in a later turn of the event loop, as
+    // a request would; within a turn the model answers at once, so the
+    // batch processors' timers run between turns and tool calls share
+    // milliseconds within them.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+// The conversations, kinds interleaved: strong-01, self-hello-01, ...
+const todo = [];
+for (let i = 1; i <= n; i++) {
+  for (const kind of Object.keys(KINDS)) {
+    todo.push({ id: `${kind}-${String(i).padStart(2, '0')}`, kind });
+  }
+}
+
+fs.writeFileSync(
+  path.join(opts.out, 'conversations.jsonl'),
+  todo.map((c) => JSON.stringify({ id: c.id, kind: c.kind, expect: KINDS[c.kind].expect }) + '\n').join(''),
+);
+
+const shutdown = startTracing({
+  endpoint: opts.endpoint,
+  spansFile: path.join(opts.out, 'spans.jsonl'),
+  exportsFile: path.join(opts.out, 'exports.jsonl'),
+});
+let failed = 0;
+const queue = [...todo];
+const start = performance.now();
+// `concurrency` conversations at a time, as a service with several users
+// would run them: their spans interleave in the export batches.
+await Promise.all(
+  Array.from({ length: concurrency }, async () => {
+    for (let c = queue.shift(); c; c = queue.shift()) {
+      try {
+        await play(c.id, c.kind);
+      } catch (err) {
+        failed++;
+        console.error(`live app: ${c.id}: ${err.stack ?? err}`);
+      }
+    }
+  }),
+);
+const played = performance.now() - start;
+const problems = await shutdown(2000);
+console.error(`live app: played ${todo.length} conversations in ${played.toFixed(0)} ms (${concurrency} at a time)`);
+for (const p of problems) console.error(`live app: ${p}`);
+process.exit(failed > 0 || problems.length > 0 ? 1 : 0);
