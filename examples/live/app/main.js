@@ -2,7 +2,7 @@
 // TypeScript, traced by ADK itself and exported to a collector over OTLP/HTTP
 // and to an OTLP/JSON file (telemetry.js).
 //
-//   node main.js --endpoint http://127.0.0.1:4318/v1/traces --out DIR [--n 24] [--concurrency 4]
+//   node main.js --endpoint http://127.0.0.1:4318/v1/traces --out DIR [--n 24] [--concurrency 4] [--pause-ms 0]
 //
 // DIR receives spans.jsonl (the OTLP/JSON requests), exports.jsonl (each
 // export to the collector: when it was answered, its outcome, its spans) and
@@ -28,14 +28,20 @@ const { values: opts } = parseArgs({
     out: { type: 'string' },
     n: { type: 'string', default: '24' },
     concurrency: { type: 'string', default: '4' },
+    'pause-ms': { type: 'string', default: '0' },
   },
 });
 if (!opts.endpoint || !opts.out) {
-  console.error('usage: node main.js --endpoint URL --out DIR [--n N] [--concurrency C]');
+  console.error('usage: node main.js --endpoint URL --out DIR [--n N] [--concurrency C] [--pause-ms MS]');
   process.exit(2);
 }
 const n = positive('--n', opts.n);
 const concurrency = positive('--concurrency', opts.concurrency);
+const pauseMs = Number(opts['pause-ms']);
+if (!Number.isInteger(pauseMs) || pauseMs < 0) {
+  console.error(`--pause-ms: ${JSON.stringify(opts['pause-ms'])} is not a whole number of milliseconds`);
+  process.exit(2);
+}
 fs.mkdirSync(opts.out, { recursive: true });
 
 function positive(flag, value) {
@@ -62,10 +68,10 @@ async function play(id, kind) {
     }
     script.endTurn();
     // The user's next message comes in a later turn of the event loop, as
-    // a request would; within a turn the model answers at once, so the
-    // batch processors' timers run between turns and tool calls share
-    // milliseconds within them.
-    await new Promise((resolve) => setImmediate(resolve));
+    // a request would (after --pause-ms, a user's pause); within a turn the
+    // model answers at once, so the batch processors' timers run between
+    // turns and tool calls share milliseconds within them.
+    await new Promise((resolve) => (pauseMs > 0 ? setTimeout(resolve, pauseMs) : setImmediate(resolve)));
   }
 }
 

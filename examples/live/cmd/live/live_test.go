@@ -73,20 +73,25 @@ func TestShutdownVerdicts(t *testing.T) {
 	if _, _, _, s := j.count(); s != 1 || j.ok() {
 		t.Errorf("shutdown verdicts %d, ok %v; want 1, false", s, j.ok())
 	}
-	if ev, vs := delays(col, map[string]time.Time{"t": stopping}); len(ev)+len(vs) != 0 {
+	if ev, vs := delays(col, map[string]time.Time{"t": stopping}, map[string][]time.Time{hello.ID: {stopping}}); len(ev)+len(vs) != 0 {
 		t.Errorf("delays %v %v, want none", ev, vs)
 	}
 }
 
+// A verdict on an event counts from its trace's last export, one on a
+// verdict span from its conversation's last export before it came, whose
+// trace may have no event.
 func TestDelays(t *testing.T) {
 	t0 := time.Unix(100, 0)
 	col := []reported{
 		{traceID: "a", onSpan: "execute_tool transfer_to_agent", at: t0.Add(600 * time.Millisecond)},
-		{traceID: "b", onSpan: verdictSpan, at: t0.Add(2100 * time.Millisecond)},
-		{traceID: "unknown", onSpan: verdictSpan, at: t0},
+		{verdict: verdict{Group: "c"}, traceID: "a", onSpan: verdictSpan, at: t0.Add(4100 * time.Millisecond)},
+		{traceID: "unknown", onSpan: "execute_tool say_hello", at: t0},
+		{verdict: verdict{Group: "c"}, onSpan: verdictSpan, at: t0.Add(-time.Second)}, // before any export
 	}
-	ev, vs := delays(col, map[string]time.Time{"a": t0, "b": t0.Add(50 * time.Millisecond)})
-	if !slices.Equal(ev, []time.Duration{600 * time.Millisecond}) || !slices.Equal(vs, []time.Duration{2050 * time.Millisecond}) {
+	conv := []time.Time{t0, t0.Add(2 * time.Second), t0.Add(5 * time.Second)}
+	ev, vs := delays(col, map[string]time.Time{"a": t0}, map[string][]time.Time{"c": conv})
+	if !slices.Equal(ev, []time.Duration{600 * time.Millisecond}) || !slices.Equal(vs, []time.Duration{2100 * time.Millisecond}) {
 		t.Errorf("delays %v, %v", ev, vs)
 	}
 }
@@ -165,9 +170,12 @@ func TestReadRun(t *testing.T) {
 	if same, misordered, calls := r.ties(); same != 2 || misordered != 2 || calls != 3 {
 		t.Errorf("ties: %d in one millisecond, %d misordered by end, of %d; want 2, 2, 3", same, misordered, calls)
 	}
-	last := r.lastExport()
-	if got := last[pcommon.TraceID{1}.String()]; !got.Equal(time.Unix(1, 500_250_000)) {
+	byTrace, byConv := r.exportTimes()
+	if got := byTrace[pcommon.TraceID{1}.String()]; !got.Equal(time.Unix(1, 500_250_000)) {
 		t.Errorf("trace 1 last exported at %v, want 1.50025s", got)
+	}
+	if got := byConv[hello.ID]; !slices.EqualFunc(got, []time.Time{time.Unix(1, 500_250_000), time.Unix(2, 0)}, time.Time.Equal) {
+		t.Errorf("the conversation exported at %v, want 1.50025s and 2s", got)
 	}
 }
 

@@ -38,6 +38,7 @@ func main() {
 	flag.IntVar(&o.n, "n", 24, "conversations of each kind")
 	flag.IntVar(&o.concurrency, "concurrency", 4, "conversations the app plays at once")
 	flag.DurationVar(&o.groupTimeout, "group-timeout", 2*time.Second, "AGENTGUARD_GROUP_TIMEOUT: a conversation ends this long after its last trace")
+	flag.DurationVar(&o.pause, "pause", 0, "a user's pause between turns (shorter than group-timeout, or the conversation ends early)")
 	flag.DurationVar(&o.bspDelay, "bsp-delay", 20*time.Millisecond, "OTEL_BSP_SCHEDULE_DELAY of the app's batch span processors")
 	flag.Parse()
 	ok, err := o.run(os.Stdout)
@@ -54,6 +55,7 @@ type options struct {
 	collector, config, app, out string
 	n, concurrency              int
 	groupTimeout, bspDelay      time.Duration
+	pause                       time.Duration
 }
 
 // settle is how long past group_timeout the last verdict can take: the
@@ -131,6 +133,9 @@ func (o options) run(w io.Writer) (bool, error) {
 	stopping := time.Now()
 	col.stop()
 	reported := fromRecords(sink.Received(), stopping)
+	if err := saveReported(filepath.Join(out, verdictsFile), reported); err != nil {
+		return false, err
+	}
 	if passed, err := spansPassedOn(col.log); err != nil {
 		problems = append(problems, "counting the spans the collector passed on: "+err.Error())
 	} else if want := len(sent) + verdictSpans(reported); passed != want {
@@ -146,7 +151,8 @@ func (o options) run(w io.Writer) (bool, error) {
 		return false, err
 	}
 	j := judge(r.convs, reported, checked)
-	onEvents, onVerdictSpans := delays(reported, r.lastExport())
+	byTrace, byConv := r.exportTimes()
+	onEvents, onVerdictSpans := delays(reported, byTrace, byConv)
 	printJudgement(w, j, len(reported), len(checked))
 	printDelays(w, onEvents, onVerdictSpans)
 	for _, p := range problems {
@@ -156,8 +162,8 @@ func (o options) run(w io.Writer) (bool, error) {
 	if ok {
 		fmt.Fprintln(w, "live: PASS")
 	} else {
-		fmt.Fprintf(w, "live: FAIL (spans in %s, check's report in %s, the collector's log in %s)\n",
-			filepath.Join(o.out, spansFile), filepath.Join(o.out, "check.json"), filepath.Join(o.out, "collector.log"))
+		fmt.Fprintf(w, "live: FAIL (in %s: the spans %s, the collector's verdicts %s, check's report check.json, the collector's log collector.log)\n",
+			o.out, spansFile, verdictsFile)
 	}
 	return ok, nil
 }
@@ -165,7 +171,7 @@ func (o options) run(w io.Writer) (bool, error) {
 // runApp runs the live app against the collector; its own lines go to stderr.
 func (o options) runApp(addr, out string) error {
 	cmd := exec.Command("node", "main.js", "--endpoint", "http://"+addr+"/v1/traces", "--out", out,
-		"--n", strconv.Itoa(o.n), "--concurrency", strconv.Itoa(o.concurrency))
+		"--n", strconv.Itoa(o.n), "--concurrency", strconv.Itoa(o.concurrency), "--pause-ms", strconv.FormatInt(o.pause.Milliseconds(), 10))
 	cmd.Dir = o.app
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	for _, kv := range os.Environ() {

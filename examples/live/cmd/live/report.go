@@ -62,7 +62,7 @@ func list(vs []verdict) string {
 
 // printDelays prints the verdict delays' p50, p99 and max.
 func printDelays(w io.Writer, onEvents, onVerdictSpans []time.Duration) {
-	fmt.Fprintln(w, "delay from the export of a trace's last span (the collector's answer) to the verdict record:")
+	fmt.Fprintln(w, "delay from the export of the last span (the collector's answer) to the verdict record:")
 	line := func(what string, ds []time.Duration) {
 		if len(ds) == 0 {
 			fmt.Fprintf(w, "  %s: none\n", what)
@@ -71,8 +71,8 @@ func printDelays(w io.Writer, onEvents, onVerdictSpans []time.Duration) {
 		fmt.Fprintf(w, "  %s: n=%d p50 %v p99 %v max %v\n", what, len(ds),
 			ms(percentile(ds, 50)), ms(percentile(ds, 99)), ms(percentile(ds, 100)))
 	}
-	line("on the event's span (a trace is judged root_wait after its root)", onEvents)
-	line("on a verdict span (a conversation ends group_timeout after its last trace)", onVerdictSpans)
+	line("on the event's span, from its trace's last span (a trace is judged root_wait after its root)", onEvents)
+	line("on a verdict span, from its conversation's last span (it ends group_timeout after its last trace)", onVerdictSpans)
 }
 
 func ms(d time.Duration) time.Duration { return d.Round(time.Millisecond) }

@@ -19,6 +19,7 @@ const (
 	spansFile         = "spans.jsonl"         // OTLP/JSON requests, one a line, in export order
 	exportsFile       = "exports.jsonl"       // each export to the collector: when answered, outcome, spans
 	conversationsFile = "conversations.jsonl" // each conversation played
+	verdictsFile      = "verdicts.jsonl"      // the harness's: the collector's verdict records
 )
 
 // conversation is one played conversation; its ID is its
@@ -171,18 +172,24 @@ func (r *run) problems() []string {
 	return out
 }
 
-// lastExport is, for each trace, when the collector answered the export of
-// its last span.
-func (r *run) lastExport() map[string]time.Time {
-	out := map[string]time.Time{}
+// exportTimes are, for each trace, when the collector answered the export
+// of its last span, and for each conversation, when it answered each export
+// of its spans (in order).
+func (r *run) exportTimes() (lastByTrace map[string]time.Time, byConv map[string][]time.Time) {
+	lastByTrace, byConv = map[string]time.Time{}, map[string][]time.Time{}
 	for _, e := range r.exports {
+		at := e.at()
 		for _, s := range e.Spans {
-			if at := e.at(); at.After(out[s[0]]) {
-				out[s[0]] = at
+			if at.After(lastByTrace[s[0]]) {
+				lastByTrace[s[0]] = at
+			}
+			conv := r.traceConv[s[0]]
+			if ts := byConv[conv]; len(ts) == 0 || at.After(ts[len(ts)-1]) {
+				byConv[conv] = append(ts, at)
 			}
 		}
 	}
-	return out
+	return lastByTrace, byConv
 }
 
 // ties counts, over all conversations, the tool calls that started in the

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -40,6 +41,30 @@ type reported struct {
 	onSpan   string    // the span it was written on
 	at       time.Time // when the sink received it
 	shutdown bool      // it came only once the collector was shutting down
+	body     string    // the explanation
+}
+
+// saveReported writes the collector's verdicts as JSON lines, in the order
+// they came.
+func saveReported(path string, rs []reported) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	enc.SetEscapeHTML(false)
+	for _, r := range rs {
+		err = errors.Join(err, enc.Encode(struct {
+			verdict
+			TraceID     string    `json:"trace_id"`
+			SpanID      string    `json:"span_id"`
+			SpanName    string    `json:"span_name"`
+			Received    time.Time `json:"received"`
+			Shutdown    bool      `json:"at_shutdown"`
+			Explanation string    `json:"explanation"`
+		}{r.verdict, r.traceID, r.spanID, r.onSpan, r.at, r.shutdown, r.body}))
+	}
+	return errors.Join(err, f.Close())
 }
 
 // verdictSpan is the name of the span temporalcheck writes a verdict
@@ -61,7 +86,7 @@ func fromRecords(recs []logsink.Received, stopping time.Time) []reported {
 			verdict: verdict{Assertion: s(verdictattr.EvaluationName), Group: s(verdictattr.Group), Verdict: s(verdictattr.Verdict),
 				StartEvent: n(verdictattr.StartEvent), EndEvent: n(verdictattr.EndEvent)},
 			traceID: r.Record.TraceID().String(), spanID: r.Record.SpanID().String(), onSpan: s(verdictattr.SpanName), at: r.At,
-			shutdown: !r.At.Before(stopping),
+			shutdown: !r.At.Before(stopping), body: r.Record.Body().AsString(),
 		})
 	}
 	return out
@@ -169,20 +194,28 @@ func judge(convs []conversation, col []reported, chk []verdict) judgement {
 	return j
 }
 
-// delays are, for the collector's verdicts on event spans and on verdict
-// spans apart, the time from the collector's answer to the export of the
-// last span of the verdict's trace to the verdict record's arrival.
-// Verdicts that came at shutdown are left out: they measure the harness.
-func delays(col []reported, lastExport map[string]time.Time) (onEvents, onVerdictSpans []time.Duration) {
+// delays are the times from the collector's answer to an export to a
+// verdict record's arrival, for verdicts on event spans and on verdict spans
+// apart. A verdict on an event is measured from its trace's last export (the
+// trace is judged root_wait after its root); one on a verdict span from the
+// last export of its conversation's spans before it came (the group ends
+// group_timeout after its last trace; the verdict span sits in the trace of
+// the group's last event, which may be an earlier one). Verdicts that came
+// at shutdown are left out: they measure the harness.
+func delays(col []reported, lastByTrace map[string]time.Time, byConv map[string][]time.Time) (onEvents, onVerdictSpans []time.Duration) {
 	for _, r := range col {
-		last, ok := lastExport[r.traceID]
-		if r.shutdown || !ok {
+		if r.shutdown {
 			continue
 		}
-		if r.onSpan == verdictSpan {
-			onVerdictSpans = append(onVerdictSpans, r.at.Sub(last))
-		} else {
-			onEvents = append(onEvents, r.at.Sub(last))
+		if r.onSpan != verdictSpan {
+			if last, ok := lastByTrace[r.traceID]; ok {
+				onEvents = append(onEvents, r.at.Sub(last))
+			}
+			continue
+		}
+		ts := byConv[r.Group]
+		if i, _ := slices.BinarySearchFunc(ts, r.at, time.Time.Compare); i > 0 {
+			onVerdictSpans = append(onVerdictSpans, r.at.Sub(ts[i-1]))
 		}
 	}
 	return onEvents, onVerdictSpans
