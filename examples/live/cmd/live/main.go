@@ -138,8 +138,8 @@ func (o options) run(w io.Writer) (bool, error) {
 	}
 	if passed, err := spansPassedOn(col.log); err != nil {
 		problems = append(problems, "counting the spans the collector passed on: "+err.Error())
-	} else if want := len(sent) + verdictSpans(reported); passed != want {
-		problems = append(problems, fmt.Sprintf("the collector passed on %d spans; it took %d and wrote %d verdict spans", passed, len(sent), verdictSpans(reported)))
+	} else if vs := verdictSpans(reported); passed != len(sent)+vs {
+		problems = append(problems, fmt.Sprintf("the collector passed on %d spans; it took %d and wrote %d verdict spans", passed, len(sent), vs))
 	}
 
 	checkOut := filepath.Join(out, "check.json")
@@ -189,7 +189,8 @@ func (o options) runApp(addr, out string) error {
 }
 
 // runCheck runs agentguard check on the spans file, its JSON report to
-// reportPath. Exit 1 (violations found) is a result, not an error.
+// reportPath and its warnings beside it (.stderr). Exit 1 (violations found)
+// is a result, not an error.
 func runCheck(config, spans, reportPath string) error {
 	f, err := os.Create(reportPath)
 	if err != nil {
@@ -206,7 +207,7 @@ func runCheck(config, spans, reportPath string) error {
 	if err != nil {
 		return fmt.Errorf("agentguard check: %w\n%s", err, stderr.String())
 	}
-	return nil
+	return os.WriteFile(strings.TrimSuffix(reportPath, ".json")+".stderr", stderr.Bytes(), 0o644)
 }
 
 func verdictSpans(rs []reported) int {
