@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test lint fmt-check vet staticcheck fuzz bench dist smoke demo household-model household-eval
+.PHONY: test lint fmt-check vet staticcheck fuzz bench dist smoke demo household-model household-eval household-cpu
 
 # The README's test command: unit, conformance, property and end-to-end tests.
 test:
@@ -77,7 +77,7 @@ household-eval:
 # tracing exported over OTLP/HTTP to the built collector and to an OTLP/JSON
 # file; the collector's verdicts must be check's on that file, with no false
 # alarm and no miss. Spans, verdicts and logs stay in dist/live.
-.PHONY: live
+.PHONY: live household-cpu
 N ?= 24
 LIVE_APP = examples/live/app
 live: $(DIST_BIN) $(LIVE_APP)/node_modules/.package-lock.json
@@ -86,3 +86,9 @@ live: $(DIST_BIN) $(LIVE_APP)/node_modules/.package-lock.json
 # npm ci from the committed lock file, again only when it changed.
 $(LIVE_APP)/node_modules/.package-lock.json: $(LIVE_APP)/package-lock.json
 	cd $(LIVE_APP) && npm ci --no-audit --no-fund
+
+# The household configuration's CPU per span in the built collector, beside a
+# pass-through pipeline run the same way (each in its own process, fed the
+# real episodes over OTLP/HTTP): the collector's own CPU time per span.
+household-cpu: dist
+	$(GO) run ./examples/household/cmd/pipelinecpu -n 1500
