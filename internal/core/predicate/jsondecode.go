@@ -39,12 +39,18 @@ import (
 const (
 	maxJSONDepth = 1000
 	maxJSONKeys  = 128
+	// Containers are counted ahead up to hintedSizes of them, hintedDepth
+	// deep; any other starts with room for firstRoom members.
+	hintedSizes = 64
+	hintedDepth = 32
+	firstRoom   = 4
 )
 
 // decodeJSON returns OTTL's ParseJSON of text, a pcommon.Map or a
 // pcommon.Slice, and true; or false where it leaves text to OTTL.
 func decodeJSON(text string) (any, bool) {
 	d := jsonDecoder{text: text}
+	d.count()
 	d.space()
 	var out any
 	var ok bool
@@ -66,9 +72,63 @@ func decodeJSON(text string) (any, bool) {
 // jsonDecoder reads text from pos; each method returns false where it
 // declines.
 type jsonDecoder struct {
-	text  string
-	pos   int
-	depth int
+	text   string
+	pos    int
+	depth  int
+	opened int                // the containers opened so far
+	sizes  [hintedSizes]int32 // the first ones' members, counted ahead
+}
+
+// count fills sizes, for the first containers in the order they open, with
+// one more than the commas directly inside each (outside strings): a pass
+// with no allocation, so that a container is allocated at its size once
+// rather than grown. It checks nothing, decoding does: in a text that is not
+// JSON the sizes are wrong but bounded by the commas in the text, and used
+// only for room.
+func (d *jsonDecoder) count() {
+	const none = -1
+	var open [hintedDepth]int // each open container's index in sizes, or none
+	depth, opened := 0, 0
+	for i := 0; i < len(d.text); i++ {
+		switch d.text[i] {
+		case '"':
+			for i++; i < len(d.text) && d.text[i] != '"'; i++ {
+				if d.text[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			if depth < len(open) {
+				open[depth] = none
+				if opened < len(d.sizes) {
+					open[depth] = opened
+					d.sizes[opened] = 1
+				}
+			}
+			depth++
+			opened++
+		case '}', ']':
+			if depth == 0 {
+				return
+			}
+			depth--
+		case ',':
+			if 0 < depth && depth <= len(open) && open[depth-1] != none {
+				d.sizes[open[depth-1]]++
+			}
+		}
+	}
+}
+
+// room is the size counted for the container opening now, or firstRoom
+// past those counted.
+func (d *jsonDecoder) room() int {
+	i := d.opened
+	d.opened++
+	if i < len(d.sizes) && d.sizes[i] > 0 {
+		return int(d.sizes[i])
+	}
+	return firstRoom
 }
 
 // peek is the byte at pos, or 0 at the end: a NUL in the text is never
@@ -97,6 +157,7 @@ func (d *jsonDecoder) object(m pcommon.Map) bool {
 	if d.depth++; d.depth > maxJSONDepth {
 		return false
 	}
+	room := d.room()
 	d.pos++
 	d.space()
 	if d.peek() == '}' {
@@ -104,6 +165,7 @@ func (d *jsonDecoder) object(m pcommon.Map) bool {
 		d.depth--
 		return true
 	}
+	m.EnsureCapacity(min(room, maxJSONKeys))
 	for n := 1; n <= maxJSONKeys; n++ {
 		if d.peek() != '"' {
 			return false
@@ -143,6 +205,7 @@ func (d *jsonDecoder) array(s pcommon.Slice) bool {
 	if d.depth++; d.depth > maxJSONDepth {
 		return false
 	}
+	room := d.room()
 	d.pos++
 	d.space()
 	if d.peek() == ']' {
@@ -150,6 +213,7 @@ func (d *jsonDecoder) array(s pcommon.Slice) bool {
 		d.depth--
 		return true
 	}
+	s.EnsureCapacity(room)
 	for {
 		if !d.value(s.AppendEmpty()) {
 			return false
