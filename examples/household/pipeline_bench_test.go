@@ -2,16 +2,15 @@ package household_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/agentguard/agentguard/examples/household/household"
 	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
@@ -41,23 +40,6 @@ func episodeRequests(b *testing.B) [][]byte {
 	return out
 }
 
-// renumber makes episode i a new trace in a new LangGraph thread.
-func renumber(td ptrace.Traces, i int) {
-	thread := fmt.Sprintf("thread-%d", i)
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, sp := range ss.Spans().All() {
-				id := sp.TraceID()
-				id[0], id[1], id[2], id[3] = byte(i), byte(i>>8), byte(i>>16), byte(i>>24)
-				sp.SetTraceID(pcommon.TraceID(id))
-				if _, ok := sp.Attributes().Get("session.id"); ok {
-					sp.Attributes().PutStr("session.id", thread)
-				}
-			}
-		}
-	}
-}
-
 // BenchmarkPipeline: the household configuration's whole pipeline per span
 // (decode the SDK's request, the probguard processor, encode for the
 // exporter) beside the same pipeline with a pass-through processor, in the
@@ -71,7 +53,7 @@ func BenchmarkPipeline(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			renumber(td, i)
+			household.AsNewEpisode(td, i)
 			if err := consume(context.Background(), td); err != nil {
 				b.Fatal(err)
 			}

@@ -20,8 +20,9 @@ import (
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
 
-// newTestProcessor builds the processor from a named testdata config.
-func newTestProcessor(t testing.TB, name string, edit func(*Config)) (*temporalProcessor, *consumertest.TracesSink) {
+// createProcessor builds the processor from a named testdata config, not
+// started.
+func createProcessor(t testing.TB, name string, edit func(*Config)) (*temporalProcessor, *consumertest.TracesSink) {
 	t.Helper()
 	cfg, err := loadConfig(t.(*testing.T), name)
 	if err != nil {
@@ -35,10 +36,18 @@ func newTestProcessor(t testing.TB, name string, edit func(*Config)) (*temporalP
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p.(*temporalProcessor), sink
+}
+
+// newTestProcessor builds the processor from a named testdata config and
+// starts it, on the real clock.
+func newTestProcessor(t testing.TB, name string, edit func(*Config)) (*temporalProcessor, *consumertest.TracesSink) {
+	t.Helper()
+	p, sink := createProcessor(t, name, edit)
 	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
 		t.Fatal(err)
 	}
-	return p.(*temporalProcessor), sink
+	return p, sink
 }
 
 // fakeClock is a time the test moves; the stage reads it from the test's
@@ -51,21 +60,10 @@ func (c *fakeClock) now() time.Time { return c.t }
 // returned clock, and traces are released by p.Tick.
 func newClockedProcessor(t *testing.T, name string, edit func(*Config)) (*temporalProcessor, *consumertest.TracesSink, *fakeClock) {
 	t.Helper()
-	cfg, err := loadConfig(t, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if edit != nil {
-		edit(cfg)
-	}
-	sink := new(consumertest.TracesSink)
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, sink := createProcessor(t, name, edit)
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
-	p.(*temporalProcessor).UseClock(clock.now)
-	return p.(*temporalProcessor), sink, clock
+	p.UseClock(clock.now)
+	return p, sink, clock
 }
 
 // verdictsOf lists the evaluation events on the spans the sink received, as

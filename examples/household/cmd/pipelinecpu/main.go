@@ -25,9 +25,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/agentguard/agentguard/examples/household/household"
 )
 
 // passThroughConfig receives and exports, and does nothing else.
@@ -212,7 +213,7 @@ func episodes(n int) ([][]byte, int, error) {
 	for i := range out {
 		td := ptrace.NewTraces()
 		tds[i%len(tds)].CopyTo(td)
-		renumber(td, i)
+		household.AsNewEpisode(td, i)
 		spans += td.SpanCount()
 		raw, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
 		if err != nil {
@@ -221,22 +222,6 @@ func episodes(n int) ([][]byte, int, error) {
 		out[i] = raw
 	}
 	return out, spans, nil
-}
-
-func renumber(td ptrace.Traces, i int) {
-	thread := "thread-" + strconv.Itoa(i)
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, sp := range ss.Spans().All() {
-				id := sp.TraceID()
-				id[0], id[1], id[2], id[3] = byte(i), byte(i>>8), byte(i>>16), byte(i>>24)
-				sp.SetTraceID(pcommon.TraceID(id))
-				if _, ok := sp.Attributes().Get("session.id"); ok {
-					sp.Attributes().PutStr("session.id", thread)
-				}
-			}
-		}
-	}
 }
 
 // sink takes the collector's exports and counts the spans.
