@@ -83,8 +83,9 @@ type jsonDecoder struct {
 // one more than the commas directly inside each (outside strings): a pass
 // with no allocation, so that a container is allocated at its size once
 // rather than grown. It checks nothing, decoding does: in a text that is not
-// JSON the sizes are wrong but bounded by the commas in the text, and used
-// only for room.
+// JSON the sizes may be wrong, but they are used only for room, and room is
+// never more than one member a comma in the text (an object's, no more than
+// maxJSONKeys).
 func (d *jsonDecoder) count() {
 	const none = -1
 	var open [hintedDepth]int // each open container's index in sizes, or none

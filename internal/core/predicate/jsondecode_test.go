@@ -83,7 +83,7 @@ func TestDecodeJSON(t *testing.T) {
 		`{}`, `[]`, ` { } `, "\t[\r\n]\n", `{"a": 1, "a": {"b": 2}, "a": [null]}`, `[1e3, -0, 2.5E-3, 1e-400, 9007199254740993]`,
 		`["\ud800", "\ud83d\ude00", "\u00e9\u0000", "\"\\\/\b\f\n\r\t"]`, "[\"\xff\xed\xa0\x80\"]", `{"\u00e9": ""}`,
 		strings.Repeat("[", maxJSONDepth)+strings.Repeat("]", maxJSONDepth), keys(maxJSONKeys),
-		`[true, false, null, {"a": [{"b": {}}]}]`)
+		`[true, false, null, {"a": [{"b": {}}]}]`, `{"a,b": "[1,2]", "c": ["}", "{,", "\"]"]}`)
 	for _, text := range decided {
 		got, ok := decodeJSON(text)
 		if !ok {

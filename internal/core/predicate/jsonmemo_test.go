@@ -280,6 +280,8 @@ func FuzzMemoisedParseJSON(f *testing.F) {
 		// trailing garbage and truncation
 		{`{"a":1}}`, `[1,2]x`}, {`{"a":1} {"b":2}`, `{"a":"x`}, {`[1,]`, `{"a":1,}`}, {`{"a" 1}`, `[1 2]`},
 		{`[true, false, null]`, `[tru, nul, falsey, nullx]`}, {`{null: 1}`, `{"a":}`},
+		// brackets and commas in strings, brackets that do not match
+		{`["[,{\"", {"a,]": "},"}, [[], {}], ",,"]`, `]}[{`}, {`[1,,2]`, `{"a":[1,2}`},
 	} {
 		f.Add(seed[0], seed[1])
 	}
