@@ -73,6 +73,9 @@ type Config struct {
 	Scope string
 	// AfterTick, if set, runs after each release by the clock (or Tick).
 	AfterTick func()
+	// QueueSpans bounds the spans handed to the workers and not yet passed
+	// on (0: queueSpansPerWorker a worker).
+	QueueSpans int
 }
 
 // PositiveDuration reports a duration field that is not positive.

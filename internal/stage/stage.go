@@ -28,6 +28,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/sequence"
@@ -47,8 +48,12 @@ type Evaluator[G any] interface {
 	End(ctx context.Context, key string, g G, at *Target)
 }
 
-// queuePerWorker is how many batches of released traces may wait for each
-// worker before ConsumeTraces blocks.
+// queueSpansPerWorker bounds the spans handed to the workers and not yet
+// judged and passed on, per worker: past it, releasing waits, and so does
+// ConsumeTraces.
+const queueSpansPerWorker = 10_000
+
+// queuePerWorker is how many batches may wait in a worker's channel.
 const queuePerWorker = 4
 
 // Stage holds traces and runs an Evaluator over their groups. It implements
@@ -66,8 +71,11 @@ type Stage[G any] struct {
 	shards  []*shard
 	workers []*worker[G]
 	seed    maphash.Seed
-	// queued holds a token per batch handed to a worker and not yet done.
-	queued chan struct{}
+	// queued weighs the spans handed to the workers and not yet passed on
+	// (a batch larger than the whole weighs the whole). It is FIFO: a sender
+	// waiting to be admitted queues behind a release waiting for room.
+	queued    *semaphore.Weighted
+	queueSize int64
 
 	openGroups atomic.Int64
 
@@ -102,9 +110,13 @@ type lateChunk struct {
 func New[G any](cfg Config, set component.TelemetrySettings, next consumer.Traces, tel Metrics,
 	newSource func() (*events.Source, error), eval Evaluator[G]) (*Stage[G], error) {
 	n := cfg.workers()
+	queue := cfg.QueueSpans
+	if queue <= 0 {
+		queue = n * queueSpansPerWorker
+	}
 	s := &Stage[G]{
 		cfg: cfg, eval: eval, next: next, tel: tel, logger: set.Logger, Warnings: NewWarnings(set.Logger), now: time.Now,
-		seed: maphash.MakeSeed(), queued: make(chan struct{}, n*queuePerWorker),
+		seed: maphash.MakeSeed(), queued: semaphore.NewWeighted(int64(queue)), queueSize: int64(queue),
 	}
 	perShard := (cfg.MaxTraces + n - 1) / n
 	for range n {
@@ -139,7 +151,7 @@ func (s *Stage[G]) Capabilities() consumer.Capabilities {
 // ends idle groups.
 func (s *Stage[G]) Start(context.Context, component.Host) error {
 	s.ensureWorkers()
-	s.clock.start(s.cfg.interval(), func() { s.Tick(s.now()) })
+	s.clock.start(s.cfg.interval(), func() { s.tick(s.now(), false) })
 	return nil
 }
 
@@ -158,7 +170,7 @@ func (s *Stage[G]) ensureWorkers() {
 // traces a bound forces out go to their workers now.
 func (s *Stage[G]) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	s.ensureWorkers()
-	if err := s.admit(ctx); err != nil {
+	if err := s.admit(ctx, min(int64(td.SpanCount()), s.queueSize)); err != nil {
 		return err
 	}
 	pass := s.takeUnheld(ctx, td)
@@ -181,25 +193,21 @@ func (s *Stage[G]) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	return nil
 }
 
-// admit waits while the workers' queue is full: the evaluators are behind.
-// A caller that gives up has handed over nothing, so its retry duplicates
-// nothing.
-func (s *Stage[G]) admit(ctx context.Context) error {
-	select {
-	case s.queued <- struct{}{}:
-		<-s.queued
+// admit waits until the workers' queue has room for n spans: while it has
+// not, the evaluators are behind. A caller that gives up has handed over
+// nothing, so its retry duplicates nothing.
+func (s *Stage[G]) admit(ctx context.Context, n int64) error {
+	if s.queued.TryAcquire(n) {
+		s.queued.Release(n)
 		return nil
-	default:
 	}
 	s.tel.QueueFullWaits.Add(ctx, 1)
 	s.Warnings.Once("queue-full", "the evaluators are behind: incoming spans wait for room (consider more workers, or a lighter configuration)")
-	select {
-	case s.queued <- struct{}{}:
-		<-s.queued
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := s.queued.Acquire(ctx, n); err != nil {
+		return err
 	}
+	s.queued.Release(n)
+	return nil
 }
 
 // takeUnheld moves out of td what the stage must not hold: spans without a
@@ -399,15 +407,21 @@ func (s *Stage[G]) Held() int {
 }
 
 // Tick releases the traces complete at now, has the workers judge them and
-// end the groups idle at now, and returns when they are done. The clock
-// calls it; a test may call it with a time of its own.
-func (s *Stage[G]) Tick(now time.Time) {
+// end the groups idle at now, and returns when they are done: a test's
+// clock. The stage's own clock does the same without waiting for the
+// workers, so that releasing goes on while they judge.
+func (s *Stage[G]) Tick(now time.Time) { s.tick(now, true) }
+
+func (s *Stage[G]) tick(now time.Time, wait bool) {
 	s.ensureWorkers()
 	s.tickMu.Lock()
 	defer s.tickMu.Unlock()
+	item := work{now: now, idle: true, all: true}
 	var done sync.WaitGroup
-	s.dispatch(s.release(func(b *tracebuffer.Buffer) []*tracebuffer.Trace { return b.Expire(now) }), nil,
-		work{now: now, idle: true, done: &done, all: true})
+	if wait {
+		item.done = &done
+	}
+	s.dispatch(s.release(func(b *tracebuffer.Buffer) []*tracebuffer.Trace { return b.Expire(now) }), nil, item)
 	done.Wait()
 	if s.cfg.AfterTick != nil {
 		s.cfg.AfterTick()
@@ -447,6 +461,18 @@ type work struct {
 	final  bool // end every group: the stage is shutting down
 	all    bool // send to every worker, even with nothing to judge
 	done   *sync.WaitGroup
+	weight int64 // its spans, as the queue weighs them
+}
+
+func (w *work) spans() int64 {
+	n := 0
+	for _, r := range w.traces {
+		n += r.trace.Count
+	}
+	for _, l := range w.late {
+		n += l.spans.SpanCount()
+	}
+	return int64(n)
 }
 
 // dispatch hands each worker its share, in order. It blocks while the queue
@@ -467,10 +493,11 @@ func (s *Stage[G]) dispatch(rs []released, late []lateChunk, template work) {
 		}
 		item := template
 		item.traces, item.late = share.traces, share.late
+		item.weight = min(item.spans(), s.queueSize)
 		if item.done != nil {
 			item.done.Add(1)
 		}
-		s.queued <- struct{}{}
+		_ = s.queued.Acquire(context.Background(), item.weight) // no deadline: cannot fail
 		s.workers[i].in <- item
 	}
 }

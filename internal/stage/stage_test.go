@@ -31,6 +31,7 @@ type recorder struct {
 	tools  map[string][]string
 	ended  map[string]int
 	slow   time.Duration
+	block  chan struct{} // if set, Events waits for it to close
 	onEnd  func(at *Target)
 	judged atomic.Int64
 }
@@ -45,6 +46,9 @@ func (r *recorder) Open(key string) *recGroup { return &recGroup{key: key} }
 
 func (r *recorder) Events(_ context.Context, key string, _ *recGroup, evs []sequence.Event) {
 	time.Sleep(r.slow)
+	if r.block != nil {
+		<-r.block
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, ev := range evs {
@@ -130,6 +134,7 @@ func TestBackpressureBoundsWhatIsInFlight(t *testing.T) {
 	sink := new(consumertest.TracesSink)
 	cfg := baseConfig()
 	cfg.MaxTraces, cfg.Workers, cfg.Wait = 8, 1, time.Hour // only evictions release traces
+	cfg.QueueSpans = 12
 	s := newTestStage(t, cfg, r, sink)
 	counting := &countingSink{TracesSink: sink, n: &out}
 	s.next = counting
@@ -142,31 +147,62 @@ func TestBackpressureBoundsWhatIsInFlight(t *testing.T) {
 		}
 		maxInFlight = max(maxInFlight, int64((n+1)*spansPer)-out.Load())
 	}
-	// Held traces plus a full queue of one-trace batches, plus the batch a
-	// worker is judging, in spans.
-	bound := int64((cfg.MaxTraces + queuePerWorker + 2) * spansPer)
+	// Held traces, plus a full queue, plus the one-trace batch that may
+	// wait for room, in spans.
+	bound := int64((cfg.MaxTraces+1)*spansPer + cfg.QueueSpans)
 	if maxInFlight > bound {
 		t.Errorf("%d spans in flight at most, bound %d: the queue grew", maxInFlight, bound)
 	}
 	t.Logf("at most %d spans accepted and not yet passed on (bound %d)", maxInFlight, bound)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	gaveUp := 0
-	for n := traces; n < traces+200 && gaveUp == 0; n++ {
-		err := s.ConsumeTraces(ctx, fixtures.StoveTrace(n, "", fixtures.ToolCall{Tool: "stir"}))
-		if errors.Is(err, context.DeadlineExceeded) {
-			gaveUp = n
-		}
-	}
 	if err := s.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if gaveUp == 0 {
-		t.Fatal("a caller with a deadline was never refused while the evaluator was behind")
+	if want := int64(traces * spansPer); out.Load() != want {
+		t.Errorf("%d spans out, want %d", out.Load(), want)
 	}
-	if want := int64(gaveUp * spansPer); out.Load() != want {
-		t.Errorf("%d spans out, want the %d accepted before the refusal", out.Load(), want)
+}
+
+// With the queue full (the evaluator stuck), a sender whose context ends
+// is refused and has handed over nothing; once the evaluator moves, every
+// span accepted comes out.
+func TestFullQueueRefusesWithNothingTaken(t *testing.T) {
+	r := newRecorder()
+	gate := make(chan struct{})
+	r.block = gate
+	var out atomic.Int64
+	sink := new(consumertest.TracesSink)
+	cfg := baseConfig()
+	cfg.Workers, cfg.QueueSpans = 1, 4
+	s := newTestStage(t, cfg, r, sink)
+	s.next = &countingSink{TracesSink: sink, n: &out}
+	ctx := context.Background()
+	in := 0
+	for n := range 2 { // each released at once, not waited for: two traces of 2 spans fill the queue of 4
+		td := fixtures.StoveTrace(n, "", fixtures.ToolCall{Tool: "stir"})
+		in += td.SpanCount()
+		if err := s.ConsumeTraces(ctx, td); err != nil {
+			t.Fatal(err)
+		}
+		s.tick(time.Now().Add(time.Hour), false)
+	}
+	held := s.Held()
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	refusedTD := fixtures.StoveTrace(99, "", fixtures.ToolCall{Tool: "stir"})
+	err := s.ConsumeTraces(short, refusedTD)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ConsumeTraces with the queue full: %v, want the deadline's error", err)
+	}
+	if refusedTD.SpanCount() == 0 || s.Held() != held {
+		t.Errorf("the refused batch was taken: %d spans left in it, %d traces held (was %d)", refusedTD.SpanCount(), s.Held(), held)
+	}
+	close(gate)
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if out.Load() != int64(in) {
+		t.Errorf("%d spans out, want the %d accepted", out.Load(), in)
 	}
 }
 

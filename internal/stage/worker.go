@@ -59,7 +59,7 @@ func (w *worker[G]) run() {
 	defer close(w.stopped)
 	for item := range w.in {
 		w.do(item)
-		<-w.s.queued
+		w.s.queued.Release(item.weight)
 		if item.done != nil {
 			item.done.Done()
 		}
