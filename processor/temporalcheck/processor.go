@@ -31,6 +31,9 @@ type checker struct {
 	tel      *metadata.TelemetryBuilder
 	warnings *stage.Warnings
 	triggers []trigger // per assertion
+	// verdictAttrs are the verdict counter's attributes per assertion and
+	// verdict kind, made once: a set made per verdict allocates.
+	verdictAttrs map[*assertion.Compiled][]metric.AddOption
 }
 
 // trigger is when an assertion is triggered (texpr.Triggers), with its
@@ -49,6 +52,15 @@ func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Tr
 	c := &checker{cfg: cfg, tel: tel, runner: assertion.NewRunner(compiled, assertion.Options{
 		Passes: cfg.Report == ReportAll, MaxEventsPerGroup: cfg.MaxEventsPerGroup,
 	})}
+	c.verdictAttrs = map[*assertion.Compiled][]metric.AddOption{}
+	for i := range compiled {
+		a := &compiled[i] // the runner's own: its verdicts point here
+		for k := texpr.Match; k <= texpr.Error; k++ {
+			v := assertion.Verdict{Verdict: texpr.Verdict{Kind: k}}
+			c.verdictAttrs[a] = append(c.verdictAttrs[a], metric.WithAttributes(
+				attribute.String(metadata.AttrAssertion, a.Name), attribute.String(metadata.AttrVerdict, v.VerdictName())))
+		}
+	}
 	for _, a := range compiled {
 		mask, any := texpr.Triggers(a.Spec.Expr)
 		c.triggers = append(c.triggers, trigger{mask: mask, any: any, attr: metric.WithAttributes(attribute.String(metadata.AttrAssertion, a.Name))})
@@ -83,6 +95,15 @@ func (c *checker) Events(ctx context.Context, key string, g *assertion.Group, se
 	c.report(ctx, c.runner.Step(key, g, evs), nil)
 }
 
+// verdictAttr is the verdict counter's attribute set of a verdict.
+func (c *checker) verdictAttr(v assertion.Verdict) metric.AddOption {
+	if sets, ok := c.verdictAttrs[v.Assertion]; ok && int(v.Kind) < len(sets) {
+		return sets[v.Kind]
+	}
+	return metric.WithAttributes(attribute.String(metadata.AttrAssertion, v.Assertion.Name),
+		attribute.String(metadata.AttrVerdict, v.VerdictName()))
+}
+
 // countTriggers counts, per assertion, the events that triggered it: an
 // assertion never triggered was never tested (see agentguard check).
 func (c *checker) countTriggers(ctx context.Context, evs []assertion.Event) {
@@ -108,8 +129,7 @@ func (c *checker) End(ctx context.Context, key string, g *assertion.Group, at *s
 // verdicts decided at a group's end are placed on at first.
 func (c *checker) report(ctx context.Context, vs []assertion.Verdict, at *stage.Target) {
 	for _, v := range vs {
-		c.tel.Verdicts.Add(ctx, 1, metric.WithAttributes(attribute.String(metadata.AttrAssertion, v.Assertion.Name),
-			attribute.String(metadata.AttrVerdict, v.VerdictName())))
+		c.tel.Verdicts.Add(ctx, 1, c.verdictAttr(v))
 		if v.Kind == texpr.Error {
 			c.warnings.Once("threads-"+v.Assertion.Name, "an assertion exceeded max_threads; its live evaluations were abandoned",
 				zap.String("assertion", v.Assertion.Name), zap.String("detail", v.TreeNote))
