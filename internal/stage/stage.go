@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/maphash"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -289,24 +290,7 @@ func (s *Stage[G]) byShard(td ptrace.Traces) []shardPart {
 	for i := range parts {
 		parts[i] = ptrace.NewTraces()
 	}
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			dest := make([]ptrace.SpanSlice, len(s.shards))
-			used := make([]bool, len(s.shards))
-			ss.Spans().RemoveIf(func(sp ptrace.Span) bool {
-				i := s.shardOf(sp.TraceID())
-				if !used[i] {
-					drs := newResourceLike(parts[i], rs)
-					dss := drs.ScopeSpans().AppendEmpty()
-					ss.Scope().CopyTo(dss.Scope())
-					dss.SetSchemaUrl(ss.SchemaUrl())
-					dest[i], used[i] = dss.Spans(), true
-				}
-				sp.MoveTo(dest[i].AppendEmpty())
-				return true
-			})
-		}
-	}
+	moveSpans(td, func(sp ptrace.Span) int { return s.shardOf(sp.TraceID()) }, func(i int) ptrace.Traces { return parts[i] })
 	out := make([]shardPart, 0, len(parts))
 	for i, p := range parts {
 		if p.ResourceSpans().Len() > 0 {
@@ -360,28 +344,44 @@ func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces
 	s.Warnings.Once("late", "spans arrived after their trace was judged; they are judged as the continuation of its group, in arrival order (raise wait for a strict order)", zap.Int("spans", n))
 	var chunks []lateChunk
 	index := map[pcommon.TraceID]int{}
-	for _, rs := range spans.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, sp := range ss.Spans().All() {
-				id := sp.TraceID()
-				i, ok := index[id]
-				if !ok {
-					key, filed := sh.buf.GroupOf(id)
-					if !filed {
-						key = id.String()
-					}
-					i = len(chunks)
-					index[id] = i
-					chunks = append(chunks, lateChunk{spans: ptrace.NewTraces(), key: key, own: key == id.String()})
-				}
-				drs := newResourceLike(chunks[i].spans, rs)
-				dss := drs.ScopeSpans().AppendEmpty()
-				ss.Scope().CopyTo(dss.Scope())
-				sp.CopyTo(dss.Spans().AppendEmpty())
+	moveSpans(spans, ptrace.Span.TraceID, func(id pcommon.TraceID) ptrace.Traces {
+		i, ok := index[id]
+		if !ok {
+			key, filed := sh.buf.GroupOf(id)
+			if !filed {
+				key = id.String()
 			}
+			i = len(chunks)
+			index[id] = i
+			chunks = append(chunks, lateChunk{spans: ptrace.NewTraces(), key: key, own: key == id.String()})
+		}
+		return chunks[i].spans
+	})
+	return chunks
+}
+
+// moveSpans moves every span of td into the batch into picks for its key,
+// under a copy of its resource and scope made once a key and scope; td is
+// emptied. It splits a batch by shard and late spans by trace.
+func moveSpans[K comparable](td ptrace.Traces, key func(ptrace.Span) K, into func(K) ptrace.Traces) {
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			dest := map[K]ptrace.SpanSlice{}
+			ss.Spans().RemoveIf(func(sp ptrace.Span) bool {
+				k := key(sp)
+				spans, ok := dest[k]
+				if !ok {
+					dss := newResourceLike(into(k), rs).ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(dss.Scope())
+					dss.SetSchemaUrl(ss.SchemaUrl())
+					spans = dss.Spans()
+					dest[k] = spans
+				}
+				sp.MoveTo(spans.AppendEmpty())
+				return true
+			})
 		}
 	}
-	return chunks
 }
 
 // recordHeld keeps the traces-held gauge equal to the shards' sizes.
@@ -431,24 +431,15 @@ func (s *Stage[G]) tick(now time.Time, wait bool) {
 // release takes traces out of every shard, ordered by their start, so that
 // the turns of a conversation held in different shards are judged in order.
 func (s *Stage[G]) release(take func(*tracebuffer.Buffer) []*tracebuffer.Trace) []released {
-	var ts []*tracebuffer.Trace
-	keys := map[*tracebuffer.Trace]released{}
+	var rs []released
 	ctx := context.Background()
 	for _, sh := range s.shards {
 		sh.mu.Lock()
-		out := take(sh.buf)
-		for _, r := range s.route(sh, out) {
-			keys[r.trace] = r
-		}
-		ts = append(ts, out...)
+		rs = append(rs, s.route(sh, take(sh.buf))...)
 		s.recordHeld(ctx, sh)
 		sh.mu.Unlock()
 	}
-	tracebuffer.SortByStart(ts)
-	rs := make([]released, len(ts))
-	for i, t := range ts {
-		rs[i] = keys[t]
-	}
+	slices.SortFunc(rs, func(a, b released) int { return tracebuffer.CompareStart(a.trace, b.trace) })
 	return rs
 }
 

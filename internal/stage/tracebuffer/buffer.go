@@ -249,16 +249,19 @@ func (b *Buffer) compactArrivals() {
 // sortByStart orders traces released together by their earliest span, so
 // that the turns of a conversation, often exported in one batch, are
 // evaluated in the order they happened.
-func sortByStart(ts []*Trace) {
-	slices.SortFunc(ts, func(a, b *Trace) int {
-		if c := cmp.Compare(a.start, b.start); c != 0 {
-			return c
-		}
-		if c := a.first.Compare(b.first); c != 0 {
-			return c
-		}
-		return slices.Compare(a.ID[:], b.ID[:])
-	})
+func sortByStart(ts []*Trace) { slices.SortFunc(ts, CompareStart) }
+
+// CompareStart orders traces by their earliest span, then first arrival,
+// then ID: the order Expire and Flush release them in, so that traces
+// released by several buffers at once can be put in the same order.
+func CompareStart(a, b *Trace) int {
+	if c := cmp.Compare(a.start, b.start); c != 0 {
+		return c
+	}
+	if c := a.first.Compare(b.first); c != 0 {
+		return c
+	}
+	return slices.Compare(a.ID[:], b.ID[:])
 }
 
 func forEachScope(td ptrace.Traces, f func(ptrace.ResourceSpans, ptrace.ScopeSpans)) {
@@ -275,7 +278,3 @@ func (b *Buffer) File(id pcommon.TraceID, group string) { b.released.file(id, gr
 
 // GroupOf is the group a remembered released trace was filed under.
 func (b *Buffer) GroupOf(id pcommon.TraceID) (string, bool) { return b.released.group(id) }
-
-// SortByStart orders traces released by several buffers at once as Expire
-// orders the traces of one: by their earliest span.
-func SortByStart(ts []*Trace) { sortByStart(ts) }
