@@ -2,7 +2,6 @@ package temporalcheck_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +16,6 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/agentguard/agentguard/internal/fixtures"
-	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/processor/temporalcheck"
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
@@ -150,23 +148,5 @@ func runRecipe(t *testing.T, conf *confmap.Conf, td ptrace.Traces) []string {
 	if sink.SpanCount() != spans {
 		t.Fatalf("%d spans in, %d out", spans, sink.SpanCount())
 	}
-	var out []string
-	for _, td := range sink.AllTraces() {
-		for _, rs := range td.ResourceSpans().All() {
-			for _, ss := range rs.ScopeSpans().All() {
-				for _, span := range ss.Spans().All() {
-					for _, ev := range span.Events().All() {
-						if ev.Name() != verdictattr.EvaluationEvent {
-							continue
-						}
-						a := ev.Attributes().AsRaw()
-						out = append(out, fmt.Sprintf("%s %s %d/%d on %s", a[verdictattr.EvaluationName], a[verdictattr.Verdict],
-							a[verdictattr.StartEvent], a[verdictattr.EndEvent], span.Name()))
-					}
-				}
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
+	return temporalcheck.VerdictsOf(sink)
 }
