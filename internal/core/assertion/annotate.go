@@ -17,6 +17,7 @@ func Annotate(v Verdict) {
 	ev.SetName(verdictattr.EvaluationEvent)
 	ev.SetTimestamp(v.Span.EndTimestamp())
 	attrs := ev.Attributes()
+	attrs.EnsureCapacity(annotationAttributes) // one allocation, not one per doubling
 	attrs.PutStr(verdictattr.EvaluationName, v.Assertion.Name)
 	label, score := scoreOf(v)
 	attrs.PutStr(verdictattr.ScoreLabel, label)
@@ -34,6 +35,9 @@ func Annotate(v Verdict) {
 		v.Span.Attributes().PutBool(verdictattr.Violation, true)
 	}
 }
+
+// annotationAttributes is how many attributes Annotate puts on an event.
+const annotationAttributes = 10
 
 // VerdictName is the verdict as agentguard.verdict and the self-metrics
 // name it: match, failure, pending or error.

@@ -155,6 +155,9 @@ func TestAnnotate(t *testing.T) {
 			t.Errorf("%s = %v, want %v", k, attrs[k], want)
 		}
 	}
+	if len(attrs) > annotationAttributes {
+		t.Errorf("%d attributes on the event: raise annotationAttributes, the capacity Annotate reserves", len(attrs))
+	}
 	if e.Name() != verdictattr.EvaluationEvent || !strings.Contains(attrs[verdictattr.Explanation].(string), "FAILURE from event 1 to 3") {
 		t.Errorf("event %s: %v", e.Name(), attrs)
 	}

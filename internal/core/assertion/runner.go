@@ -2,6 +2,7 @@ package assertion
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -187,12 +188,14 @@ const waitsBudget = 1 << 16
 // was and the predicates that held there.
 func explain(a *Compiled, g *Group, v texpr.Verdict, atEnd bool) string {
 	var b strings.Builder
+	b.Grow(explainBytes(v)) // one allocation for most explanations, not one per doubling
 	fmt.Fprintf(&b, "%s: %s %s: %s\n", a.Name, a.Kind, a.Expression, describe(v))
 	if v.Kind == texpr.Error {
 		return b.String()
 	}
 	if s := expectation(a, g, v, atEnd); s != "" {
-		b.WriteString(s + "\n")
+		b.WriteString(s)
+		b.WriteByte('\n')
 	}
 	if v.Kind == texpr.Pending {
 		return b.String()
@@ -200,14 +203,20 @@ func explain(a *Compiled, g *Group, v texpr.Verdict, atEnd bool) string {
 	origin := g.events[0].time
 	ms := func(c int) int64 { return (g.events[c-1].time - origin) / 1e6 }
 	for _, t := range v.Trees {
-		b.WriteString(t.Format(ms))
+		t.FormatTo(&b, ms)
 	}
 	if v.Trees == nil && v.TreeNote != "" {
 		b.WriteString(v.TreeNote + "\n")
 	}
 	b.WriteString("events (cycle, ms since the first event, what it was [predicates that held]):\n")
 	for c := v.Start; c <= v.End && c < v.Start+maxListed; c++ {
-		fmt.Fprintf(&b, "  %d +%dms %s\n", c, ms(c), eventText(a, g.events[c-1]))
+		b.WriteString("  ")
+		b.WriteString(strconv.Itoa(c))
+		b.WriteString(" +")
+		b.WriteString(strconv.FormatInt(ms(c), 10))
+		b.WriteString("ms ")
+		writeEvent(&b, a, g.events[c-1])
+		b.WriteByte('\n')
 	}
 	if v.End >= v.Start+maxListed {
 		fmt.Fprintf(&b, "  ... %d more\n", v.End-v.Start-maxListed+1)
@@ -215,20 +224,42 @@ func explain(a *Compiled, g *Group, v texpr.Verdict, atEnd bool) string {
 	return b.String()
 }
 
-// eventText is an event as a reader needs it: what it was and the
+// explainBytes is about the length of an explanation: a header and an
+// expectation, the trees, and a line per listed event.
+func explainBytes(v texpr.Verdict) int {
+	listed := min(v.End-v.Start+1, maxListed)
+	return 512 + 256*len(v.Trees) + 96*max(listed, 0)
+}
+
+// writeEvent writes an event as a reader needs it: what it was and the
 // predicates that held there.
-func eventText(a *Compiled, ev eventInfo) string {
-	return ev.name + " " + heldText(a, ev.bits)
+func writeEvent(b *strings.Builder, a *Compiled, ev eventInfo) {
+	b.WriteString(ev.name)
+	b.WriteByte(' ')
+	writeHeld(b, a, ev.bits)
 }
 
 func heldText(a *Compiled, bits uint64) string {
-	var held []string
+	var b strings.Builder
+	writeHeld(&b, a, bits)
+	return b.String()
+}
+
+// writeHeld writes the predicates that held, as [a b].
+func writeHeld(b *strings.Builder, a *Compiled, bits uint64) {
+	b.WriteByte('[')
+	first := true
 	for i, name := range a.Predicates {
-		if bits&(1<<i) != 0 {
-			held = append(held, name)
+		if bits&(1<<i) == 0 {
+			continue
 		}
+		if !first {
+			b.WriteByte(' ')
+		}
+		b.WriteString(name)
+		first = false
 	}
-	return "[" + strings.Join(held, " ") + "]"
+	b.WriteByte(']')
 }
 
 // expectation says in one sentence what the evaluation expected and what

@@ -39,9 +39,12 @@ type Timestamps func(cycle int) int64
 // reference format: OP (S/E) (ST/ET) COUNT {DICT}.
 func (r *Record) Format(ts Timestamps) string {
 	var b strings.Builder
-	r.format(&b, ts, 0)
+	r.FormatTo(&b, ts)
 	return b.String()
 }
+
+// FormatTo is Format written into b, for a caller that builds a longer text.
+func (r *Record) FormatTo(b *strings.Builder, ts Timestamps) { r.format(b, ts, 0) }
 
 func (r *Record) format(b *strings.Builder, ts Timestamps, depth int) {
 	fmt.Fprintf(b, "%s%s (%d/%d) (%d/%d) %d {}\n", strings.Repeat("  ", depth), r.Label,
