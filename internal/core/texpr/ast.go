@@ -23,6 +23,8 @@ const (
 	OpIsect            // a ^ b
 	OpRepeat           // a * (n,m)
 	OpNot              // ~a
+	OpFirst            // first(a): a's first match, then the evaluation ends
+	OpOnce             // once(a): at most one of a's matches per end cycle
 )
 
 // Expr is a node of a parsed expression.
@@ -30,7 +32,7 @@ type Expr struct {
 	Op    Op
 	Name  string // OpPred: the predicate's name; "ok" is the built-in true predicate
 	Index int    // OpPred: the predicate's position in the declared list, -1 for ok
-	L, R  *Expr  // operands: L alone for OpNot and OpRepeat
+	L, R  *Expr  // operands: L alone for OpNot, OpRepeat, OpFirst and OpOnce
 	Min   int    // OpRepeat: fewest iterations
 	Max   int    // OpRepeat: most iterations
 }
@@ -78,9 +80,16 @@ func (op Op) Symbol() string {
 		return "*"
 	case OpNot:
 		return "~"
+	case OpFirst:
+		return "first"
+	case OpOnce:
+		return "once"
 	}
 	return ""
 }
+
+// isFunc reports whether op is written as a function call: name(a).
+func (op Op) isFunc() bool { return op == OpFirst || op == OpOnce }
 
 // String prints the expression back in the text syntax, with the fewest
 // parentheses that keep its structure: Parse(e.String()) is e again.
@@ -97,6 +106,10 @@ func (e *Expr) write(b *strings.Builder) {
 	case OpNot:
 		b.WriteString("~")
 		writeOperand(b, e.L, level(OpNot), false)
+	case OpFirst, OpOnce:
+		b.WriteString(e.Op.Symbol() + "(")
+		e.L.write(b)
+		b.WriteString(")")
 	case OpRepeat:
 		writeOperand(b, e.L, level(OpRepeat), false)
 		b.WriteString(" * ")

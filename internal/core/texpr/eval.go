@@ -55,6 +55,7 @@ type pools struct {
 	pairs   pool[pairEval]
 	repeats pool[repeatEval]
 	nots    pool[notEval]
+	funcs   pool[funcEval]
 }
 
 // start begins an evaluation of n whose first step is the next event.
@@ -86,6 +87,11 @@ func (m *machine) start(n *node) evaluation {
 	case OpNot:
 		e := m.nots.get()
 		*e = notEval{a: m.start(n.l)}
+		m.live++
+		return e
+	case OpFirst, OpOnce:
+		e := m.funcs.get()
+		*e = funcEval{first: n.op == OpFirst, a: m.start(n.l)}
 		m.live++
 		return e
 	}
@@ -363,6 +369,28 @@ func (e *notEval) free(m *machine) {
 	e.a.free(m)
 	*e = notEval{}
 	m.nots.put(e)
+	m.live--
+}
+
+// funcEval evaluates first(a) and once(a): at most one match a cycle, and
+// for first only the first, which ends the evaluation (a is freed with it).
+type funcEval struct {
+	a     evaluation
+	first bool
+}
+
+func (f *funcEval) step(m *machine, ev uint64) (uint64, bool) {
+	k, alive := f.a.step(m, ev)
+	if k == 0 {
+		return 0, alive
+	}
+	return 1, alive && !f.first
+}
+
+func (f *funcEval) free(m *machine) {
+	f.a.free(m)
+	*f = funcEval{}
+	m.funcs.put(f)
 	m.live--
 }
 

@@ -104,6 +104,10 @@ func TestTreeShapes(t *testing.T) {
 		{"a & b", "FAILURE\n& (1/1) (10/10) 0 {}\n  a (1/1) (10/10) 1 {}\n  b (1/1) (10/10) 0 {}\n"},
 		{"a ^ ok + b", "MATCH\n^ (1/2) (10/20) 0 {}\n  a (1/1) (10/10) 0 {}\n  + (1/2) (10/20) 0 {}\n    __ok (1/1) (10/10) 0 {}\n    b (2/2) (20/20) 0 {}\n"},
 		{"b >> a", "MATCH\n>> (1/1) (10/10) 0 {}\n  b (1/1) (10/10) 0 {}\n"},
+		{"first(a | a)", "MATCH\nfirst (1/1) (10/10) 0 {}\n  | (1/1) (10/10) 0 {}\n    a (1/1) (10/10) 0 {}\n"},
+		{"first(ok * (1,3) + b)", "MATCH\nfirst (1/2) (10/20) 0 {}\n  + (1/2) (10/20) 0 {}\n    repeat (1/1) (10/10) 0 {}\n      __ok (1/1) (10/10) 0 {}\n    b (2/2) (20/20) 0 {}\n"},
+		{"once(a | a)", "MATCH\nonce (2/2) (20/20) 0 {}\n  | (2/2) (20/20) 0 {}\n    a (2/2) (20/20) 0 {}\n"},
+		{"first(b)", "FAILURE\nfirst (1/1) (10/10) 0 {}\n  b (1/1) (10/10) 0 {}\n"},
 	} {
 		blocks := treesOf(t, tc.expr, names, evs)
 		if !contains(blocks, tc.want) {

@@ -4,11 +4,14 @@ import "fmt"
 
 // Event is one sampling event: the truth of every declared predicate (bit i
 // for predicate i), its timestamp, and an opaque reference to its source that
-// verdicts hand back (an index into the caller's own table).
+// verdicts hand back (an index into the caller's own table). For a capture
+// predicate (Assertion.Captures) bit i says only that its event-local part
+// holds; Captures then tells what it does with a thread's dict.
 type Event struct {
-	Bits uint64
-	Time int64
-	Ref  int
+	Bits     uint64
+	Time     int64
+	Ref      int
+	Captures Captures // nil unless some predicate captures or compares
 }
 
 // MaxPredicates is the number of predicates an Event can carry.
@@ -68,8 +71,25 @@ type Assertion struct {
 	// match, a never failure); by default only violations, pending and
 	// errors are reported, which keeps the hot path free of verdicts.
 	Passes bool
+	// Captures are the bits of the predicates that bind into or compare
+	// with the capture dict (dict.go). An expression that uses one runs on
+	// the tree evaluator, with a dict per thread; any other expression
+	// ignores Captures and runs allocation-free.
+	Captures uint64
 
 	prog *node // the compiled expression, shared by its monitors (see Compile)
+	dict bool  // the expression uses a capture predicate
+}
+
+// UsesCaptures reports whether e names a predicate of the captures mask.
+func UsesCaptures(e *Expr, captures uint64) bool {
+	if e == nil {
+		return false
+	}
+	if e.Op == OpPred {
+		return e.Index >= 0 && captures&(1<<uint(e.Index)) != 0
+	}
+	return UsesCaptures(e.L, captures) || UsesCaptures(e.R, captures)
 }
 
 // Compile compiles the expression once, so that the monitors made from this
@@ -80,6 +100,7 @@ func (a *Assertion) Compile() {
 		a.MaxThreads = DefaultMaxThreads
 	}
 	a.prog = compile(a.Expr)
+	a.dict = UsesCaptures(a.Expr, a.Captures)
 }
 
 // Kind is the kind of a verdict.
@@ -126,7 +147,9 @@ type Monitor struct {
 	prog     *node
 	mach     machine
 	roots    []root
-	hist     []Event // events from cycle base on: what a replay may need
+	droots   []dictRoot // capture mode (captures.go): the live roots instead of roots
+	left     int        // capture mode: evaluations the thread cap still allows
+	hist     []Event    // events from cycle base on: what a replay may need
 	base     int
 	cycle    int
 	verdicts []Verdict
@@ -163,18 +186,20 @@ func (m *Monitor) init(a *Assertion) {
 	}
 	if a.prog == nil {
 		a.prog = compile(a.Expr)
+		a.dict = UsesCaptures(a.Expr, a.Captures)
 	}
-	*m = Monitor{a: a, prog: a.prog, base: 1}
+	*m = Monitor{a: a, prog: a.prog, base: 1, left: a.MaxThreads}
 }
 
 // Cycle is the number of events consumed since the last Finish.
 func (m *Monitor) Cycle() int { return m.cycle }
 
 // Live is the number of top-level evaluations still running.
-func (m *Monitor) Live() int { return len(m.roots) }
+func (m *Monitor) Live() int { return len(m.roots) + len(m.droots) }
 
-// Threads is the number of live sub-evaluations.
-func (m *Monitor) Threads() int { return m.mach.live }
+// Threads is the number of live sub-evaluations (in capture mode, the
+// sub-evaluations the live roots created).
+func (m *Monitor) Threads() int { return m.mach.live + m.a.MaxThreads - m.left }
 
 // Step consumes the next event and returns the verdicts it decided. The slice
 // is reused by the next call.
@@ -186,6 +211,10 @@ func (m *Monitor) Step(ev Event) []Verdict {
 	m.prune()
 	m.cycle++
 	m.hist = append(m.hist, ev)
+	if m.a.dict {
+		m.stepDict(&m.hist[len(m.hist)-1])
+		return m.verdicts
+	}
 	live := m.roots[:0]
 	for i, r := range m.roots {
 		if m.stepRoot(&r, ev) {
@@ -236,10 +265,10 @@ func (m *Monitor) stepRoot(r *root, ev Event) bool {
 func (m *Monitor) settle(r *root, matches uint64, alive bool) {
 	if matches > 0 {
 		r.matched = true
-		m.decided(Verdict{Kind: Match, Start: r.start, End: m.cycle, Count: matches, Violation: m.a.Never})
+		m.decided(Verdict{Kind: Match, Start: r.start, End: m.cycle, Count: matches, Violation: m.a.Never}, nil)
 	}
 	if !alive && !r.matched {
-		m.decided(Verdict{Kind: Failure, Start: r.start, End: m.cycle, Violation: !m.a.Never})
+		m.decided(Verdict{Kind: Failure, Start: r.start, End: m.cycle, Violation: !m.a.Never}, nil)
 	}
 }
 
@@ -248,7 +277,7 @@ func (m *Monitor) abandon() {
 	v := Verdict{Kind: Error, Start: m.roots[0].start, End: m.cycle, Count: uint64(len(m.roots)), Violation: true,
 		TreeNote: fmt.Sprintf("more than %d live threads: %d evaluations started at cycles %d..%d abandoned",
 			m.a.MaxThreads, len(m.roots), m.roots[0].start, m.cycle)}
-	m.emit(v)
+	m.emit(v, nil)
 	for _, r := range m.roots {
 		r.eval.free(&m.mach)
 	}
@@ -265,9 +294,10 @@ func (m *Monitor) Errors() int { return int(m.errors) }
 // the verdicts returned.
 func (m *Monitor) Finish() []Verdict {
 	m.verdicts = m.verdicts[:0]
+	m.finishDict()
 	for _, r := range m.roots {
 		if !r.matched {
-			m.finishLive(r)
+			m.finishLive(r.start, nil)
 		}
 		r.eval.free(&m.mach)
 	}
@@ -277,26 +307,45 @@ func (m *Monitor) Finish() []Verdict {
 	return m.verdicts
 }
 
-func (m *Monitor) finishLive(r root) {
+// finishLive applies the end policy to a live evaluation started at start;
+// record, in capture mode, is its termination record (else a replay makes
+// it when wanted).
+func (m *Monitor) finishLive(start int, record func() *Record) {
 	switch {
 	case m.a.OnEnd == EndInconclusive:
-		m.emit(Verdict{Kind: Pending, Start: r.start, End: m.cycle})
+		m.emit(Verdict{Kind: Pending, Start: start, End: m.cycle}, nil)
 	case m.a.OnEnd == EndFail && !m.a.Never:
-		m.emit(Verdict{Kind: Failure, Start: r.start, End: m.cycle, Violation: true})
+		v := Verdict{Kind: Failure, Start: start, End: m.cycle, Violation: true}
+		var trees []*Record
+		if record != nil && m.wantsTree(v) {
+			trees = []*Record{record()}
+		}
+		m.emit(v, trees)
 	}
 }
 
 // decided reports a match or failure the assertion asks for.
-func (m *Monitor) decided(v Verdict) {
+func (m *Monitor) decided(v Verdict, trees []*Record) {
 	if v.Violation || m.a.Passes {
-		m.emit(v)
+		m.emit(v, trees)
 	}
 }
 
-func (m *Monitor) emit(v Verdict) {
+func (m *Monitor) wantsTree(v Verdict) bool {
+	return v.Kind != Pending && v.Kind != Error && (m.a.Trees == TreesAll || (m.a.Trees == TreesViolations && v.Violation))
+}
+
+// emit reports a verdict with its trees: the given ones (capture mode builds
+// them as it evaluates), else a replay's when they are wanted.
+func (m *Monitor) emit(v Verdict, trees []*Record) {
 	v.StartRef = m.event(v.Start).Ref
 	v.EndRef = m.event(v.End).Ref
-	if v.Kind != Pending && v.Kind != Error && (m.a.Trees == TreesAll || (m.a.Trees == TreesViolations && v.Violation)) {
+	switch {
+	case trees != nil:
+		if len(trees) > 0 {
+			v.Trees = trees
+		}
+	case m.wantsTree(v):
 		m.explain(&v)
 	}
 	m.verdicts = append(m.verdicts, v)
@@ -315,12 +364,18 @@ func (m *Monitor) prune() {
 	if len(m.roots) > 0 {
 		oldest = m.roots[0].start
 	}
+	if len(m.droots) > 0 {
+		oldest = m.droots[0].start
+	}
 	dead := oldest - m.base
 	if dead == 0 || dead*2 < len(m.hist) {
 		return
 	}
-	// Events hold no pointers: the dropped tail needs no clearing.
-	m.hist = m.hist[:copy(m.hist, m.hist[dead:])]
+	n := copy(m.hist, m.hist[dead:])
+	if m.a.dict {
+		clear(m.hist[n:]) // the dropped events' captures
+	}
+	m.hist = m.hist[:n]
 	m.base = oldest
 }
 
@@ -334,10 +389,10 @@ func (m *Monitor) explain(v *Verdict) {
 			v.Trees, v.TreeNote = nil, fmt.Sprintf("trace omitted: more than %d threads", m.a.MaxThreads)
 		}
 	}()
-	rp := &replay{budget: m.a.MaxThreads}
-	ev := rp.start(m.a.Expr, v.Start)
+	rp := newReplay(m.a.MaxThreads, m.a.Captures)
+	ev := rp.start(m.a.Expr, v.Start, Dict{})
 	for c := v.Start; c <= v.End; c++ {
-		ms, alive := ev.step(c, m.event(c).Bits)
+		ms, alive := ev.step(c, &m.hist[c-m.base])
 		if c == v.End && v.Kind == Match {
 			v.Trees = ms
 			return

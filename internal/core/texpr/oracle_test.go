@@ -42,6 +42,24 @@ func (o oracle) eval(e *Expr, s int) outcome {
 		return o.pair(e, s)
 	case OpRepeat:
 		return o.repeat(e, s)
+	case OpFirst:
+		// the first match ends the evaluation; one, whatever a's count there
+		a := o.eval(e.L, s)
+		if len(a.ends) == 0 {
+			return outcome{nil, a.term}
+		}
+		k := math.MaxInt
+		for end := range a.ends {
+			k = min(k, end)
+		}
+		return outcome{map[int]uint64{k: 1}, k}
+	case OpOnce:
+		a := o.eval(e.L, s)
+		out := outcome{map[int]uint64{}, a.term}
+		for end := range a.ends {
+			out.ends[end] = 1
+		}
+		return out
 	case OpNot:
 		a := o.eval(e.L, s)
 		switch {
@@ -216,12 +234,12 @@ func randomExpr(r *rand.Rand, depth int) *Expr {
 		}
 		return &Expr{Op: OpPred, Name: string(rune('a' + i)), Index: i}
 	}
-	switch op := Op(1 + r.IntN(8)); op {
+	switch op := Op(1 + r.IntN(10)); op {
 	case OpRepeat:
 		lo := r.IntN(3)
 		return &Expr{Op: OpRepeat, L: randomExpr(r, depth-1), Min: lo, Max: lo + r.IntN(3)}
-	case OpNot:
-		return &Expr{Op: OpNot, L: randomExpr(r, depth-1)}
+	case OpNot, OpFirst, OpOnce:
+		return &Expr{Op: op, L: randomExpr(r, depth-1)}
 	default:
 		return &Expr{Op: op, L: randomExpr(r, depth-1), R: randomExpr(r, depth-1)}
 	}

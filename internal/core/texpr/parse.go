@@ -175,6 +175,9 @@ func (p *parser) primary() (*Expr, error) {
 	t := p.next()
 	switch t.kind {
 	case tokIdent:
+		if p.peek().kind == tokLParen {
+			return p.call(t)
+		}
 		return p.predicate(t)
 	case tokLParen:
 		e, err := p.binary(1)
@@ -187,6 +190,30 @@ func (p *parser) primary() (*Expr, error) {
 		return e, nil
 	}
 	return nil, p.errorf(t, "expected a predicate name, '~' or '(', found %s", t)
+}
+
+// call parses first(x) or once(x). A name followed by '(' is always a call:
+// a predicate cannot be followed by '(', so a predicate named first or once
+// still reads as one where it stands alone.
+func (p *parser) call(t token) (*Expr, error) {
+	var op Op
+	switch t.text {
+	case "first":
+		op = OpFirst
+	case "once":
+		op = OpOnce
+	default:
+		return nil, p.errorf(t, "unknown function %q: the functions are first(x) and once(x)", t.text)
+	}
+	p.next() // (
+	x, err := p.binary(1)
+	if err != nil {
+		return nil, err
+	}
+	if c := p.next(); c.kind != tokRParen {
+		return nil, p.errorf(c, "expected ')' to close %s(, found %s", t.text, c)
+	}
+	return &Expr{Op: op, L: x}, nil
 }
 
 func (p *parser) predicate(t token) (*Expr, error) {

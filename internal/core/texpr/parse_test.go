@@ -27,6 +27,9 @@ func TestParsePrecedence(t *testing.T) {
 		{"a*(0,0)", "a * 0"},
 		{"~~a", "~~a"},
 		{"((a))", "a"},
+		{"first(a + b) | c", "first(a + b) | c"},
+		{"once((a | b)) * 2", "once(a | b) * 2"},
+		{"~first(once(a))", "~first(once(a))"},
 	} {
 		e, err := Parse(tc.in, abc)
 		if err != nil {
@@ -71,6 +74,10 @@ func TestParseErrors(t *testing.T) {
 		{"a > b", "col 3: unexpected character '>'"},
 		{"é + a", "col 1: unexpected character 'é'"},
 		{"a + é", "col 5: unexpected character 'é'"},
+		{"last(a)", "col 1: unknown function \"last\": the functions are first(x) and once(x)"},
+		{"first(a", "col 8: expected ')' to close first(, found end of expression"},
+		{"once()", "col 6: expected a predicate name"},
+		{"first", "col 1: unknown predicate \"first\""},
 	} {
 		_, err := Parse(tc.in, abc)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -79,6 +86,17 @@ func TestParseErrors(t *testing.T) {
 	}
 	if _, err := Parse("a", nil); err == nil || !strings.Contains(err.Error(), "(declared: none)") {
 		t.Errorf("no predicates declared: %v", err)
+	}
+}
+
+// A predicate named first or once stays usable where it stands alone.
+func TestFunctionNamesAsPredicates(t *testing.T) {
+	e, err := Parse("first + once(first)", []string{"first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.L.Op != OpPred || e.R.Op != OpOnce || e.R.L.Op != OpPred || e.R.L.Name != "first" {
+		t.Errorf("parsed as %s", e)
 	}
 }
 
@@ -98,7 +116,7 @@ func TestPrintParseRoundTrip(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"a + a | a + ok + a", "a >> b + c", "~(a * (1,3)) ^ b / c", "a & (b | c) * 2", "((", "a * (0,", "a + d"} {
+	for _, s := range []string{"a + a | a + ok + a", "a >> b + c", "~(a * (1,3)) ^ b / c", "a & (b | c) * 2", "((", "a * (0,", "a + d", "first(a | b) + once(c)", "once(", "first()"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -126,6 +144,7 @@ func FuzzEngine(f *testing.F) {
 	f.Add("a + a | a + ok + a", uint64(0b01110100), uint8(8))
 	f.Add("(ok + a | b) * (2,3)", uint64(0x5a5a), uint8(12))
 	f.Add("~(a ^ b) >> c / a", uint64(0x1234), uint8(10))
+	f.Add("first(ok * (1,3) + a) | once(a | a)", uint64(0x2b4d), uint8(9))
 	f.Fuzz(func(t *testing.T, src string, bits uint64, n uint8) {
 		e, err := Parse(src, abc)
 		if err != nil || len(src) > 40 || maxRepeat(e) > 4 {

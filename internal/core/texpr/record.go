@@ -12,6 +12,7 @@ type Record struct {
 	Start    int    // cycle the sub-evaluation started
 	End      int    // cycle the match ended, or the sub-evaluation terminated
 	Count    int    // match: its ordinal; termination: the number of matches
+	Dict     Dict   // match: the dict it passes on; termination: the dict it started with
 	Children []*Record
 }
 
@@ -28,6 +29,8 @@ func label(e *Expr) string {
 		return "repeat"
 	case OpNot:
 		return "inv"
+	case OpFirst, OpOnce:
+		return e.Op.Symbol()
 	}
 	return e.Op.Symbol()
 }
@@ -47,8 +50,8 @@ func (r *Record) Format(ts Timestamps) string {
 func (r *Record) FormatTo(b *strings.Builder, ts Timestamps) { r.format(b, ts, 0) }
 
 func (r *Record) format(b *strings.Builder, ts Timestamps, depth int) {
-	fmt.Fprintf(b, "%s%s (%d/%d) (%d/%d) %d {}\n", strings.Repeat("  ", depth), r.Label,
-		r.Start, r.End, ts(r.Start), ts(r.End), r.Count)
+	fmt.Fprintf(b, "%s%s (%d/%d) (%d/%d) %d %s\n", strings.Repeat("  ", depth), r.Label,
+		r.Start, r.End, ts(r.Start), ts(r.End), r.Count, r.Dict)
 	for _, c := range r.Children {
 		c.format(b, ts, depth+1)
 	}

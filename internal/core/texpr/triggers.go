@@ -26,6 +26,7 @@ package texpr
 //	           idle(a) = 0: idle [n = 0]; idle(a) > 0 and m = 1: idle [n = 0] + idle(a);
 //	           idle(a) > 0 and m > 1: any, the next iteration waits for the next event.
 //	~a         FIRST(a); idle 1 if idle(a) = 0, else 0.
+//	first(a), once(a)  FIRST(a); idle min(idle(a), 1).
 //
 // So negation does not widen FIRST (`~(a + b)` triggers where a holds), and
 // ok or an empty-matching left side in front of + or >> makes it every event
@@ -103,6 +104,10 @@ func firstOf(e *Expr) first {
 			return first{mask: a.mask, idle: addSat(empty, a.idle)}
 		}
 		return first{mask: a.mask, any: true}
+	case OpFirst, OpOnce:
+		a := firstOf(e.L)
+		a.idle = min(a.idle, 1)
+		return a
 	case OpNot:
 		a := firstOf(e.L)
 		if a.any {

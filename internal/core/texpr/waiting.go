@@ -103,6 +103,15 @@ func (w *Waits) evalNew(e *Expr, s int) *waitOutcome {
 		return w.pair(e, s)
 	case OpRepeat:
 		return w.repeat(e, s)
+	case OpFirst:
+		a := w.eval(e.L, s)
+		if len(a.ends) > 0 {
+			return &waitOutcome{ends: []int{a.ends[0]}, term: a.ends[0]}
+		}
+		return &waitOutcome{term: a.term, waits: a.waits}
+	case OpOnce:
+		a := w.eval(e.L, s)
+		return &waitOutcome{ends: a.ends, term: a.term, waits: a.waits}
 	case OpNot:
 		a := w.eval(e.L, s)
 		switch {

@@ -1,0 +1,106 @@
+package texpr
+
+import "fmt"
+
+// Capture mode: the monitor of an expression that uses a capture predicate.
+// Its threads differ by their dicts, which the weighted, merged threads of
+// eval.go cannot tell apart, so its roots run on the tree evaluator
+// (tree.go), where every match carries its dict and its record: verdicts get
+// their trees as they are decided, without a replay. The thread cap counts
+// the sub-evaluations the live roots created (which their records may keep);
+// past it every live root is abandoned with an ERROR verdict, as in the fast
+// mode.
+
+// dictRoot is a live top-level evaluation in capture mode.
+type dictRoot struct {
+	eval    treeEval
+	rp      *replay
+	start   int
+	matched bool
+}
+
+// stepDict is Step in capture mode, ev being the event just appended to the
+// history.
+func (m *Monitor) stepDict(ev *Event) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errTreeBudget {
+				panic(r)
+			}
+			m.abandonDict()
+		}
+	}()
+	live := m.droots[:0]
+	for _, r := range m.droots {
+		if m.stepDictRoot(&r, ev) {
+			live = append(live, r)
+		}
+	}
+	clear(m.droots[len(live):])
+	m.droots = live
+	r := dictRoot{rp: &replay{left: &m.left, captures: m.a.Captures}, start: m.cycle}
+	r.eval = r.rp.start(m.a.Expr, m.cycle, Dict{})
+	if m.stepDictRoot(&r, ev) {
+		m.droots = append(m.droots, r)
+	}
+}
+
+// stepDictRoot advances a root and reports its verdicts; a root that
+// terminated gives its evaluations back to the budget.
+func (m *Monitor) stepDictRoot(r *dictRoot, ev *Event) bool {
+	ms, alive := r.eval.step(m.cycle, ev)
+	if len(ms) > 0 {
+		r.matched = true
+		v := Verdict{Kind: Match, Start: r.start, End: m.cycle, Count: uint64(len(ms)), Violation: m.a.Never}
+		m.decided(v, m.treesIfWanted(v, func() []*Record { return ms }))
+	}
+	if !alive && !r.matched {
+		v := Verdict{Kind: Failure, Start: r.start, End: m.cycle, Violation: !m.a.Never}
+		m.decided(v, m.treesIfWanted(v, func() []*Record { return []*Record{r.eval.record(m.cycle)} }))
+	}
+	if !alive {
+		m.left += r.rp.spent
+	}
+	return alive
+}
+
+// treesIfWanted is the verdict's trees when it is reported with them; nil
+// otherwise (and emit, seeing nil in capture mode, does not replay).
+func (m *Monitor) treesIfWanted(v Verdict, trees func() []*Record) []*Record {
+	if (v.Violation || m.a.Passes) && m.wantsTree(v) {
+		return trees()
+	}
+	return noTrees
+}
+
+// noTrees marks a verdict whose trees are not wanted: not nil, so that emit
+// does not replay.
+var noTrees = []*Record{}
+
+// abandonDict drops every live root after the thread cap was exceeded.
+func (m *Monitor) abandonDict() {
+	first := m.cycle
+	if len(m.droots) > 0 {
+		first = m.droots[0].start
+	}
+	n := len(m.droots) + 1 // the roots, and the one starting at this event
+	m.emit(Verdict{Kind: Error, Start: first, End: m.cycle, Count: uint64(n), Violation: true,
+		TreeNote: fmt.Sprintf("more than %d live threads: %d evaluations started at cycles %d..%d abandoned",
+			m.a.MaxThreads, n, first, m.cycle)}, noTrees)
+	clear(m.droots)
+	m.droots = m.droots[:0]
+	m.left = m.a.MaxThreads
+	m.errors++
+}
+
+// finishDict applies the end policy to the live roots of capture mode.
+func (m *Monitor) finishDict() {
+	for _, r := range m.droots {
+		if !r.matched {
+			m.finishLive(r.start, func() *Record { return r.eval.record(m.cycle) })
+		}
+	}
+	clear(m.droots)
+	m.droots = m.droots[:0]
+	m.left = m.a.MaxThreads
+}
