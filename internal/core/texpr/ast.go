@@ -88,9 +88,6 @@ func (op Op) Symbol() string {
 	return ""
 }
 
-// isFunc reports whether op is written as a function call: name(a).
-func (op Op) isFunc() bool { return op == OpFirst || op == OpOnce }
-
 // String prints the expression back in the text syntax, with the fewest
 // parentheses that keep its structure: Parse(e.String()) is e again.
 func (e *Expr) String() string {

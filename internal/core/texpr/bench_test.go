@@ -80,3 +80,37 @@ func BenchmarkWideRepeat(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(m.Threads()), "threads")
 }
+
+// BenchmarkCaptures: one op is one event through an assertion that binds a
+// city and compares with it (capture mode, the tree evaluator), beside the
+// same expression over plain predicates (the allocation-free evaluator).
+// Half the asks are answered with their own city within two events.
+func BenchmarkCaptures(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	cities := []Value{`"New York"`, `"London"`, `"Paris"`}
+	stream := make([]Event, 100_000)
+	for i := range stream {
+		stream[i] = Event{Bits: 1 << uint(r.IntN(3)), Time: int64(i), Captures: cityCaptures(cities[r.IntN(len(cities))])}
+	}
+	e, err := Parse("ask >> ok * (0,2) + same", []string{"ask", "same", "other"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		captures uint64
+	}{{"without_captures", 0}, {"with_captures", 3}} {
+		b.Run(tc.name, func(b *testing.B) {
+			m := NewMonitor(Assertion{Expr: e, Captures: tc.captures})
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				m.Step(stream[i%len(stream)])
+				if i%len(stream) == len(stream)-1 {
+					m.Finish()
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}

@@ -88,6 +88,21 @@ func (d Dict) Merge(o Dict) Dict {
 // Equal reports whether two dicts bind the same names to the same values.
 func (d Dict) Equal(o Dict) bool { return slices.Equal(d.b, o.b) }
 
+// Compare orders dicts binding by binding (name, then value, as text; a
+// dict that is a prefix of another first). Where an operator keeps one of
+// several matches ending at one cycle (&, first, once), it keeps the one
+// whose dict is least, so that which one does not depend on the order the
+// evaluator produced them in; without captures every dict is empty, and the
+// first produced is kept.
+func (d Dict) Compare(o Dict) int {
+	return slices.CompareFunc(d.b, o.b, func(x, y Binding) int {
+		if c := strings.Compare(x.Name, y.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(string(x.Value), string(y.Value))
+	})
+}
+
 // String prints the dict as trace trees show it: {city: "New York", n: 2}.
 func (d Dict) String() string {
 	var s strings.Builder

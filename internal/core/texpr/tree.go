@@ -225,7 +225,8 @@ func (p *treePair) step(c int, ev *Event) ([]*Record, bool) {
 		}
 	case OpAnd:
 		if len(ma) > 0 && len(mb) > 0 {
-			out = p.emit(out, c, ma[0].Dict.Merge(mb[0].Dict), ma[0], mb[0])
+			x, y, d := leastPair(ma, mb)
+			out = p.emit(out, c, d, x, y)
 		}
 	case OpIsect:
 		p.bSeen = append(p.bSeen, mb...)
@@ -242,6 +243,31 @@ func (p *treePair) step(c int, ev *Event) ([]*Record, bool) {
 		p.aSeen = append(p.aSeen, ma...)
 	}
 	return out, p.aRec == nil || p.bRec == nil
+}
+
+// leastPair is the pair of matches & keeps: the one whose merged dict is
+// least, the first such produced (see Dict.Compare).
+func leastPair(ma, mb []*Record) (x, y *Record, d Dict) {
+	x, y, d = ma[0], mb[0], ma[0].Dict.Merge(mb[0].Dict)
+	for _, a := range ma {
+		for _, b := range mb {
+			if m := a.Dict.Merge(b.Dict); m.Compare(d) < 0 {
+				x, y, d = a, b, m
+			}
+		}
+	}
+	return x, y, d
+}
+
+// least is the match first and once keep (see Dict.Compare).
+func least(ms []*Record) *Record {
+	best := ms[0]
+	for _, m := range ms[1:] {
+		if m.Dict.Compare(best.Dict) < 0 {
+			best = m
+		}
+	}
+	return best
 }
 
 func stepTreeSide(side treeEval, rec **Record, c int, ev *Event) []*Record {
@@ -382,7 +408,8 @@ func (n *treeNot) record(end int) *Record {
 }
 
 // treeFunc evaluates first(a) and once(a). A match's child is the match of a
-// it passes (the first a produced at that cycle); its failure record, a's.
+// it passes (of a's matches at that cycle, the one whose dict is least); its
+// failure record, a's.
 type treeFunc struct {
 	e       *Expr
 	s       int
@@ -400,7 +427,8 @@ func (f *treeFunc) step(c int, ev *Event) ([]*Record, bool) {
 	if len(ms) == 0 {
 		return nil, alive
 	}
-	out := []*Record{{Label: label(f.e), Start: f.s, End: c, Count: f.matches, Dict: ms[0].Dict, Children: ms[:1]}}
+	m := least(ms)
+	out := []*Record{{Label: label(f.e), Start: f.s, End: c, Count: f.matches, Dict: m.Dict, Children: []*Record{m}}}
 	f.matches++
 	return out, alive && f.e.Op == OpOnce
 }
