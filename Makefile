@@ -39,7 +39,7 @@ dist:
 # The binary, rebuilt only when a source it is built from changed, so that a
 # second make demo starts at once.
 DIST_BIN = dist/otelcol-agentguard
-DIST_SRC = builder-config.yaml go.mod go.sum $(shell find cmd connector internal processor -name '*.go' ! -name '*_test.go' 2>/dev/null)
+DIST_SRC = builder-config.yaml go.mod go.sum $(shell find cmd connector extension internal processor -name '*.go' ! -name '*_test.go' 2>/dev/null)
 $(DIST_BIN): $(DIST_SRC)
 	mkdir -p dist
 	$(OCB) --config builder-config.yaml

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 	"github.com/agentguard/agentguard/internal/core/formula"
 	"github.com/agentguard/agentguard/internal/core/guard"
@@ -46,6 +48,10 @@ type Config struct {
 	UnknownState guard.Unknown `mapstructure:"unknown_state"`
 	// Learn also learns from the live traffic.
 	Learn *LearnConfig `mapstructure:"learn"`
+	// RiskEndpoint is the component ID of a riskendpoint extension (listed
+	// in service::extensions) that each decision is published to, so that
+	// agents can ask for their group's latest one. Unset: none.
+	RiskEndpoint *component.ID `mapstructure:"risk_endpoint"`
 
 	// Wait: a trace is scored this long after its last new span (default
 	// 2s); spans of it that come later are scored as the continuation of its

@@ -68,6 +68,9 @@ func TestLoadConfig(t *testing.T) {
 	if *cfg.Learn != (LearnConfig{Output: "testdata/online.json", Every: 30 * time.Second, Serve: true}) {
 		t.Errorf("learn %+v", cfg.Learn)
 	}
+	if cfg.RiskEndpoint == nil || cfg.RiskEndpoint.String() != "riskendpoint/agents" {
+		t.Errorf("risk_endpoint %v", cfg.RiskEndpoint)
+	}
 }
 
 func TestResponseAndLearnOnlyConfigs(t *testing.T) {

@@ -2,6 +2,7 @@ package probguard
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
+	"github.com/agentguard/agentguard/extension/riskendpoint"
 	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/guard"
 	"github.com/agentguard/agentguard/internal/core/sequence"
@@ -34,6 +36,9 @@ type probProcessor struct {
 	// served is swapped whole when learn.serve installs a new model; the
 	// scoring path reads it without a lock. nil: learning only.
 	served atomic.Pointer[servedModel]
+	// board is the risk endpoint each decision is published to (nil: none),
+	// found at Start.
+	board riskendpoint.Board
 	// mu guards the learner, which every worker counts into.
 	mu      sync.Mutex
 	learner *onlineLearner // nil without learn
@@ -44,7 +49,8 @@ type probProcessor struct {
 type group struct {
 	run    guard.Run
 	path   guard.Path
-	events int // scored so far
+	events int                // scored so far
+	slot   *riskendpoint.Slot // where its decisions are published; nil without a risk endpoint
 }
 
 func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Traces, tel *metadata.TelemetryBuilder) (*probProcessor, error) {
@@ -91,8 +97,18 @@ func (p *probProcessor) UseClock(now func() time.Time) {
 	p.Stage.UseClock(now)
 }
 
-// Start records the served model's PAC status and starts the stage.
+// Start finds the risk endpoint, records the served model's PAC status and
+// starts the stage.
 func (p *probProcessor) Start(ctx context.Context, host component.Host) error {
+	if id := p.cfg.RiskEndpoint; id != nil {
+		ext, ok := host.GetExtensions()[*id]
+		if !ok {
+			return fmt.Errorf("risk_endpoint: no extension %q is running: configure it under extensions and list it in service::extensions", id)
+		}
+		if p.board, ok = ext.(riskendpoint.Board); !ok {
+			return fmt.Errorf("risk_endpoint: extension %q is not a riskendpoint (it is a %s)", id, id.Type())
+		}
+	}
 	if served := p.served.Load(); served != nil {
 		p.recordPAC(ctx, served.guard.Model(), metadata.ModelServed)
 	}
@@ -107,8 +123,14 @@ func (p *probProcessor) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// Open is a new group's state.
-func (p *probProcessor) Open(string) *group { return &group{} }
+// Open is a new group's state, with its slot at the risk endpoint.
+func (p *probProcessor) Open(key string) *group {
+	g := &group{}
+	if p.board != nil {
+		g.slot = p.board.Open(key)
+	}
+	return g
+}
 
 // Events scores the group's next events in order and learns from them.
 func (p *probProcessor) Events(ctx context.Context, key string, st *group, evs []sequence.Event) {
@@ -124,7 +146,10 @@ func (p *probProcessor) Events(ctx context.Context, key string, st *group, evs [
 
 // End ends a group's run: learning counts its move to end. probguard decides
 // nothing at a group's end.
-func (p *probProcessor) End(_ context.Context, _ string, st *group, _ *stage.Target) {
+func (p *probProcessor) End(_ context.Context, key string, st *group, _ *stage.Target) {
+	if st.slot != nil {
+		p.board.Close(key, st.slot)
+	}
 	if p.learner == nil {
 		return
 	}
@@ -143,6 +168,10 @@ func (p *probProcessor) decide(ctx context.Context, g *guard.Guard, st *group, k
 			zap.String("state", g.StateName(d.State)), zap.String("group", key))
 	default:
 		p.tel.PSafe.Record(ctx, d.PSafe, p.attrs.property...)
+	}
+	if st.slot != nil {
+		st.slot.Publish(&riskendpoint.Decision{Guard: g, Decision: d, Group: key, Event: st.events,
+			TraceID: span.TraceID(), SpanID: span.SpanID(), At: p.now()})
 	}
 	if !d.Report {
 		return

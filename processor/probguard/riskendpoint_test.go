@@ -1,0 +1,107 @@
+package probguard
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+
+	"github.com/agentguard/agentguard/extension/riskendpoint"
+	"github.com/agentguard/agentguard/internal/fixtures"
+)
+
+// hostWith is a host running the given extensions.
+type hostWith map[component.ID]component.Component
+
+func (h hostWith) GetExtensions() map[component.ID]component.Component { return h }
+
+// board records what probguard publishes, as the riskendpoint extension
+// would take it.
+type board struct {
+	component.StartFunc
+	component.ShutdownFunc
+	open   map[string]*riskendpoint.Slot
+	closed []string
+}
+
+func (b *board) Open(group string) *riskendpoint.Slot {
+	s := &riskendpoint.Slot{}
+	b.open[group] = s
+	return s
+}
+
+func (b *board) Close(group string, s *riskendpoint.Slot) {
+	if b.open[group] == s {
+		delete(b.open, group)
+		b.closed = append(b.closed, group)
+	}
+}
+
+// Each decision of a group is published to its slot, the latest replacing
+// the one before, and the slot is closed when the group ends.
+func TestPublishesToTheRiskEndpoint(t *testing.T) {
+	id := component.MustNewID("riskendpoint")
+	b := &board{open: map[string]*riskendpoint.Slot{}}
+	cfg := stoveConfig(t)
+	cfg.RiskEndpoint = &id
+	p := createUnstarted(t, cfg, nopSettings())
+	if err := p.Start(context.Background(), hostWith{id: b}); err != nil {
+		t.Fatal(err)
+	}
+	td := fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"}, fixtures.ToolCall{Tool: "stir", Fork: true})
+	group := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String()
+	feed(t, p, td)
+	p.Tick(time.Now().Add(5 * time.Second)) // scored; its group stays open
+
+	slot := b.open[group]
+	if slot == nil {
+		t.Fatalf("no slot for group %s: %v", group, b.open)
+	}
+	d := slot.Latest()
+	if d == nil {
+		t.Fatal("nothing published")
+	}
+	a := d.Guard.Alert(d.Decision, d.Group, d.Event)
+	if a.Event != 3 || a.State != "11" || a.Kind != "violation" || !a.Warning || d.SpanID.IsEmpty() {
+		t.Errorf("latest %+v", a)
+	}
+	shutdown(t, p)
+	if len(b.open) != 0 || len(b.closed) != 1 || b.closed[0] != group {
+		t.Errorf("after shutdown: open %v, closed %v", b.open, b.closed)
+	}
+}
+
+// A risk_endpoint that names no running extension, or one of another type,
+// fails the start with what to fix.
+func TestRiskEndpointErrors(t *testing.T) {
+	id := component.MustNewID("riskendpoint")
+	other := component.MustNewIDWithName("riskendpoint", "other")
+	for _, c := range []struct {
+		host component.Host
+		want string
+	}{
+		{componenttest.NewNopHost(), `no extension "riskendpoint" is running`},
+		{hostWith{other: &board{}}, `no extension "riskendpoint" is running`},
+		{hostWith{id: struct {
+			component.StartFunc
+			component.ShutdownFunc
+		}{}}, `extension "riskendpoint" is not a riskendpoint`},
+	} {
+		cfg := stoveConfig(t)
+		cfg.RiskEndpoint = &id
+		p, err := NewFactory().CreateTraces(context.Background(), nopSettings(), cfg, consumertest.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Start(context.Background(), c.host); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("start: %v, want %q", err, c.want)
+		}
+		if err := p.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}
+}
