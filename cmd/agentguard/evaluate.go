@@ -17,14 +17,20 @@ import (
 // runEvaluate replays held-out traces through the processor's decisions at
 // several thresholds and measures, per θ, how many unsafe runs were warned
 // before their unsafe event, how early, and how many safe runs were warned
-// for nothing: the ProbGuard paper's tables. Exit 0.
+// for nothing: the ProbGuard paper's tables. Then it sweeps θ over every
+// value where a decision changes (the Pareto front of warned in time against
+// false alarms, with the lead's distribution), compares each state's P_safe
+// with what became of the groups there (calibration, Brier score), suggests
+// θ for a target false-alarm rate, and draws all of it as an SVG. Exit 0.
 func runEvaluate(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("evaluate", "--config COLLECTOR.yaml [--processor probguard/NAME] [--model MODEL.json] [--thresholds 0.3,0.5,0.7,0.9] [--format markdown|text|json] FILES...", stderr)
+	fs := newFlagSet("evaluate", "--config COLLECTOR.yaml [--processor probguard/NAME] [--model MODEL.json] [--thresholds 0.3,0.5,0.7,0.9] [--target-false-alarms 0.1] [--svg FILE.svg] [--format markdown|text|json] FILES...", stderr)
 	var o evaluateOptions
 	o.register(fs)
 	fs.StringVar(&o.model, "model", "", "the JSON model `file` (default: the processor's model:, relative to the current directory as the collector opens it)")
 	fs.StringVar(&o.thresholds, "thresholds", "0.3,0.5,0.7,0.9", "the `thresholds` θ to try, comma-separated, each in (0, 1]")
 	fs.StringVar(&o.format, "format", "markdown", "the output `format`: markdown, text or json")
+	fs.StringVar(&o.target, "target-false-alarms", "", "suggest the θ that warns the most unsafe runs in time with at most this `rate` of safe runs warned, in [0, 1]")
+	fs.StringVar(&o.svg, "svg", "", "write the Pareto front, the lead and the calibration as an SVG picture to this `file`")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -32,6 +38,9 @@ func runEvaluate(args []string, stdout, stderr io.Writer) int {
 	ev, err := evaluate(o, stderr)
 	if err == nil {
 		err = ev.write(stdout, o.format)
+	}
+	if err == nil && o.svg != "" {
+		err = writeSVGFile(o.svg, ev)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "agentguard evaluate:", err)
@@ -43,6 +52,8 @@ func runEvaluate(args []string, stdout, stderr io.Writer) int {
 type evaluateOptions struct {
 	processorFlags
 	model, thresholds, format string
+	target, svg               string
+	targetRate                float64 // target parsed; -1 without one
 	files                     []string
 }
 
@@ -54,6 +65,11 @@ type evaluation struct {
 	Unsafe    int            `json:"unsafe_runs"`
 	Safe      int            `json:"safe_runs"`
 	Rows      []thresholdRow `json:"thresholds"`
+	// Configured is the processor's θ, marked in the picture.
+	Configured  float64      `json:"configured_threshold"`
+	Sweep       []sweepPoint `json:"sweep"`
+	Calibration *calibration `json:"calibration"`
+	Suggestion  *suggestion  `json:"suggestion,omitempty"`
 }
 
 // thresholdRow is one threshold's row of the table. The means are over the
@@ -71,6 +87,9 @@ type thresholdRow struct {
 func evaluate(o evaluateOptions, stderr io.Writer) (*evaluation, error) {
 	thresholds, err := o.validate()
 	if err != nil {
+		return nil, err
+	}
+	if o.targetRate, err = parseTarget(o.target); err != nil {
 		return nil, err
 	}
 	id, cfg, err := readProbguardConfig(o.config, o.name)
@@ -103,7 +122,30 @@ func evaluate(o evaluateOptions, stderr io.Writer) (*evaluation, error) {
 		ev.Unsafe, ev.Safe = unsafe, len(runs)-unsafe
 		ev.Rows = append(ev.Rows, row)
 	}
+	ev.Configured = cfg.GuardOptions().Threshold
+	g, err := newGuard(m, cfg.GuardOptions())
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", path, err)
+	}
+	scored := scoreRuns(g, runs)
+	ev.Sweep = sweep(scored)
+	ev.Calibration = calibrate(g, scored)
+	if o.targetRate >= 0 {
+		ev.Suggestion = suggest(ev.Sweep, ev.Safe, o.targetRate)
+	}
 	return ev, nil
+}
+
+// parseTarget reads --target-false-alarms; -1 when it is not given.
+func parseTarget(s string) (float64, error) {
+	if s == "" {
+		return -1, nil
+	}
+	r, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(r >= 0 && r <= 1) {
+		return 0, fmt.Errorf("--target-false-alarms: %q is not a rate in [0, 1]", s)
+	}
+	return r, nil
 }
 
 // validate checks the flags and returns the thresholds.
@@ -235,7 +277,8 @@ func (ev *evaluation) write(w io.Writer, format string) error {
 
 var evaluationColumns = []string{"θ", "unsafe runs warned in time", "mean lead (events)", "mean lead (s)", "false alarms on safe runs", "unknown-state alerts"}
 
-// writeTable writes the rows as a markdown table, or as aligned text.
+// writeTable writes the thresholds' rows, the Pareto front, the calibration
+// and the suggestion as markdown tables, or as aligned text.
 func (ev *evaluation) writeTable(w io.Writer, markdown bool) error {
 	fmt.Fprintf(w, "runs: %d (%d unsafe, %d safe); %s, model %s\n\n", ev.Runs, ev.Unsafe, ev.Safe, ev.Processor, ev.Model)
 	rows := [][]string{evaluationColumns}
@@ -243,11 +286,49 @@ func (ev *evaluation) writeTable(w io.Writer, markdown bool) error {
 		rows = append(rows, []string{strconv.FormatFloat(r.Threshold, 'g', -1, 64), share(r.Warned, ev.Unsafe),
 			mean(r.MeanLeadEvents, 2), mean(r.MeanLeadSeconds, 1), share(r.FalseAlarms, ev.Safe), alerts(r.UnknownAlerts, r.UnknownRuns)})
 	}
+	if err := writeRows(w, rows, markdown); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nPareto front of warned in time against false alarms (θ swept over the %d intervals where a decision changes):\n\n", len(ev.Sweep))
+	rows = [][]string{{"θ", "decides as", "unsafe runs warned in time", "false alarms on safe runs", "lead (events) min/p10/p50/p90/max", "lead (s) p10/p50/p90"}}
+	for _, p := range ev.Sweep {
+		if p.Pareto {
+			rows = append(rows, []string{formatTheta(p), describeInterval(p), share(p.Warned, ev.Unsafe), share(p.FalseAlarms, ev.Safe), leadEvents(p.Lead), leadSeconds(p.Lead)})
+		}
+	}
+	if err := writeRows(w, rows, markdown); err != nil {
+		return err
+	}
+	c := ev.Calibration
+	fmt.Fprintf(w, "\nCalibration of P_safe (each group once a state, at its first visit before any violation; observed: the share that stayed safe):\n\n")
+	rows = [][]string{{"state", "predicates", "P_safe", "groups", "stayed safe", "observed"}}
+	for _, r := range c.States {
+		rows = append(rows, []string{r.State, r.Holding, fmt.Sprintf("%.3f", r.PSafe), strconv.Itoa(r.Groups), strconv.Itoa(r.StayedSafe), fmt.Sprintf("%.3f", r.Observed)})
+	}
+	if err := writeRows(w, rows, markdown); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nBrier score %.4f over %d predictions (%.4f predicting the overall share for every one)\n", c.Brier, c.Predictions, c.BrierBaseRate)
+	if s := ev.Suggestion; s != nil {
+		p := s.Point
+		fmt.Fprintf(w, "\nSuggested θ for false alarms at most %.1f%%: %s (%s): %s unsafe runs warned in time, %s false alarms",
+			100*s.Target, formatTheta(p), describeInterval(p), share(p.Warned, ev.Unsafe), share(p.FalseAlarms, ev.Safe))
+		if p.Lead != nil {
+			fmt.Fprintf(w, ", median lead %g events, %.1f s", p.Lead.Events.P50, p.Lead.Seconds.P50)
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+// writeRows writes a header and rows as a markdown table (numbers right-aligned)
+// or as aligned text.
+func writeRows(w io.Writer, rows [][]string, markdown bool) error {
 	if markdown {
 		for i, cells := range rows {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 			if i == 0 {
-				fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|")
+				fmt.Fprintf(w, "|%s\n", strings.Repeat("---:|", len(cells)))
 			}
 		}
 		return nil
@@ -257,6 +338,22 @@ func (ev *evaluation) writeTable(w io.Writer, markdown bool) error {
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
+}
+
+func leadEvents(l *leadStats) string {
+	if l == nil {
+		return "–"
+	}
+	e := l.Events
+	return fmt.Sprintf("%g/%g/%g/%g/%g", e.Min, e.P10, e.P50, e.P90, e.Max)
+}
+
+func leadSeconds(l *leadStats) string {
+	if l == nil {
+		return "–"
+	}
+	s := l.Seconds
+	return fmt.Sprintf("%.1f/%.1f/%.1f", s.P10, s.P50, s.P90)
 }
 
 func share(n, of int) string {
