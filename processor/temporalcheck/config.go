@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/core/pattern"
 	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/core/texpr"
@@ -105,6 +106,13 @@ func (c *Config) Validate() error {
 	}
 	if _, err := assertion.Compile(c.Assertions, c.predicateNames(), c.MaxThreads); err != nil {
 		errs = append(errs, err)
+	}
+	for _, a := range c.Assertions {
+		if len(a.Pattern) > 0 && c.MaxEventsPerGroup > pattern.Horizon {
+			errs = append(errs, fmt.Errorf("max_events_per_group %d: assertion %q is a pattern, which waits at most %d events: set at most that",
+				c.MaxEventsPerGroup, a.Name, pattern.Horizon))
+			break
+		}
 	}
 	return errors.Join(errs...)
 }

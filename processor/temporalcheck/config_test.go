@@ -51,8 +51,38 @@ func TestLoadConfig(t *testing.T) {
 	want := assertion.Config{Name: "greeted", Always: "xferToGreeting >> sayHello", OnEnd: "fail"}
 	if cfg.GroupBy != "gen_ai.conversation.id" || cfg.Report != ReportAll || cfg.Wait != 30*time.Second || cfg.GroupTimeout != 10*time.Minute ||
 		cfg.MaxTraces != 5000 || cfg.MaxSpansPerTrace != 2000 || cfg.MaxEventsPerGroup != 500 || cfg.MaxThreads != 1000 || cfg.Workers != 2 || cfg.WarnUnheldAfter != 500 ||
-		cfg.Assertions[0] != want || cfg.Assertions[1].Never != "slowCall" || !strings.Contains(cfg.Predicates[2].Condition, "end_time_unix_nano") {
+		!sameAssertion(cfg.Assertions[0], want) || cfg.Assertions[1].Never != "slowCall" || !strings.Contains(cfg.Predicates[2].Condition, "end_time_unix_nano") {
 		t.Errorf("conversation: %+v", cfg)
+	}
+}
+
+func sameAssertion(a, b assertion.Config) bool {
+	return a.Name == b.Name && a.Always == b.Always && a.Never == b.Never && a.Initially == b.Initially && a.OnEnd == b.OnEnd &&
+		len(a.Pattern) == 0 && len(b.Pattern) == 0
+}
+
+// Patterns load as the collector reads them: any key other than the
+// assertion's own names a pattern.
+func TestPatternsLoad(t *testing.T) {
+	cfg, err := loadConfig(t, "patterns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled, err := assertion.Compile(cfg.Assertions, cfg.predicateNames(), cfg.MaxThreads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(compiled) != 3 || compiled[0].Expression != "xferToWeather >> (getWeather | xferToGreeting | xferToFarewell)" ||
+		compiled[1].Pattern != "max_calls(x: sayHello, n: 1)" || compiled[2].Kind != "initially" {
+		t.Errorf("patterns: %+v", compiled)
+	}
+	for name, want := range map[string]string{
+		"bad_pattern":  `assertion "te3": unknown pattern "respnse": the patterns are requires, before`,
+		"long_pattern": `max_events_per_group 2000000: assertion "once" is a pattern, which waits at most 1048576 events`,
+	} {
+		if _, err := loadConfig(t, name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", name, err, want)
+		}
 	}
 }
 

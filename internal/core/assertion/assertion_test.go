@@ -46,8 +46,8 @@ func TestCompileErrors(t *testing.T) {
 	}{
 		{Config{Name: "te1", Always: "xferToGreeting >> (sayHello"}, `assertion "te1": always: "xferToGreeting >> (sayHello": col 28: expected ')'`},
 		{Config{Name: "te2", Never: "sayGoodbye"}, `assertion "te2": never: "sayGoodbye": col 1: unknown predicate "sayGoodbye" (declared: xferToGreeting, xferToWeather, sayHello)`},
-		{Config{Name: "te3"}, `assertion "te3": always or never is required`},
-		{Config{Name: "te4", Always: "sayHello", Never: "sayHello"}, `assertion "te4": give one of always and never`},
+		{Config{Name: "te3"}, `assertion "te3": give exactly one of always, never, initially or a pattern (requires, before, never, never_after, response, max_calls, max_consecutive, first, handoff_returns), got none`},
+		{Config{Name: "te4", Always: "sayHello", Never: "sayHello"}, `assertion "te4": give exactly one of always, never, initially or a pattern (requires, before, never, never_after, response, max_calls, max_consecutive, first, handoff_returns), got always and never`},
 		{Config{Name: "te5", Always: "sayHello", OnEnd: "later"}, `assertion "te5": on_end: unknown end policy "later": valid values are "inconclusive", "fail" and "ignore"`},
 		{Config{Always: "sayHello"}, `assertions[0]: name is required`},
 	} {

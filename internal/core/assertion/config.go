@@ -7,7 +7,10 @@ package assertion
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/agentguard/agentguard/internal/core/pattern"
 	"github.com/agentguard/agentguard/internal/core/texpr"
 )
 
@@ -19,11 +22,18 @@ type Config struct {
 	// must match (a FAILURE is a violation).
 	Always string `mapstructure:"always"`
 	// Never: no evaluation of this expression may match (a MATCH is a
-	// violation). Exactly one of always and never.
+	// violation). Exactly one of always, never, initially and a pattern.
 	Never string `mapstructure:"never"`
+	// Initially: one evaluation of this expression, started at the group's
+	// first event, must match: an obligation of the whole group.
+	Initially string `mapstructure:"initially"`
 	// OnEnd says what an evaluation still waiting when its group ends means:
 	// inconclusive (default, PENDING), fail (a violation), or ignore.
 	OnEnd string `mapstructure:"on_end"`
+	// Pattern holds every other key: one names a pattern of the library, its
+	// value the parameters (never_after: {x: readSecret, y: network}). The
+	// pattern's expansion sets the kind, the expression and on_end.
+	Pattern map[string]any `mapstructure:",remain"`
 }
 
 // Compiled is an assertion ready to run.
@@ -31,7 +41,11 @@ type Compiled struct {
 	Name       string
 	Kind       string // "always" or "never"
 	Expression string
-	Spec       texpr.Assertion
+	// Pattern is the pattern the assertion was written as (empty for an
+	// expression), with its parameters; Meaning says it in plain words.
+	Pattern string
+	Meaning string
+	Spec    texpr.Assertion
 	// Predicates are the declared predicates in bit order, for explanations.
 	Predicates []string
 }
@@ -63,16 +77,35 @@ func Compile(cfgs []Config, predicates []string, maxThreads int) ([]Compiled, er
 }
 
 func compileOne(c Config, predicates []string, maxThreads int) (Compiled, error) {
-	kind, src := "always", c.Always
-	switch {
-	case c.Always != "" && c.Never != "":
-		return Compiled{}, errors.New("give one of always and never, not both")
-	case c.Never != "":
-		kind, src = "never", c.Never
-	case c.Always == "":
-		return Compiled{}, errors.New("always or never is required")
+	var given []string
+	for _, f := range []struct{ key, value string }{{"always", c.Always}, {"never", c.Never}, {"initially", c.Initially}} {
+		if f.value != "" {
+			given = append(given, f.key)
+		}
 	}
-	policy, err := texpr.ParseEndPolicy(c.OnEnd)
+	keys := make([]string, 0, len(c.Pattern))
+	for key := range c.Pattern {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	given = append(given, keys...)
+	if len(given) != 1 {
+		return Compiled{}, fmt.Errorf("give exactly one of always, never, initially or a pattern (%s), got %s",
+			strings.Join(pattern.Names(), ", "), orNothing(given))
+	}
+	kind, src, onEnd := given[0], c.Always+c.Never+c.Initially, c.OnEnd
+	var pat pattern.Pattern
+	if len(c.Pattern) > 0 {
+		if c.OnEnd != "" {
+			return Compiled{}, fmt.Errorf("on_end %q: a pattern sets its own; write its expansion to choose another", c.OnEnd)
+		}
+		p, err := pattern.New(kind, c.Pattern[kind], predicates)
+		if err != nil {
+			return Compiled{}, err
+		}
+		pat, kind, src, onEnd = p, p.Kind, p.Expr, p.OnEnd
+	}
+	policy, err := texpr.ParseEndPolicy(onEnd)
 	if err != nil {
 		return Compiled{}, fmt.Errorf("on_end: %w", err)
 	}
@@ -80,7 +113,18 @@ func compileOne(c Config, predicates []string, maxThreads int) (Compiled, error)
 	if err != nil {
 		return Compiled{}, fmt.Errorf("%s: %q: %w", kind, src, err)
 	}
-	return Compiled{Name: c.Name, Kind: kind, Expression: src, Spec: texpr.Assertion{
-		Expr: e, Never: kind == "never", OnEnd: policy, MaxThreads: maxThreads, Trees: texpr.TreesViolations,
-	}}, nil
+	out := Compiled{Name: c.Name, Kind: kind, Expression: src, Spec: texpr.Assertion{
+		Expr: e, Never: kind == "never", Anchored: kind == "initially", OnEnd: policy, MaxThreads: maxThreads, Trees: texpr.TreesViolations,
+	}}
+	if pat.Name != "" {
+		out.Pattern, out.Meaning = pat.String(), pat.Meaning()
+	}
+	return out, nil
+}
+
+func orNothing(keys []string) string {
+	if len(keys) == 0 {
+		return "none"
+	}
+	return strings.Join(keys, " and ")
 }

@@ -189,7 +189,12 @@ const waitsBudget = 1 << 16
 func explain(a *Compiled, g *Group, v texpr.Verdict, atEnd bool) string {
 	var b strings.Builder
 	b.Grow(explainBytes(v)) // one allocation for most explanations, not one per doubling
-	fmt.Fprintf(&b, "%s: %s %s: %s\n", a.Name, a.Kind, a.Expression, describe(v))
+	if a.Pattern != "" {
+		fmt.Fprintf(&b, "%s: %s, that is %s %s (on_end: %s): %s\nThe pattern means: %s.\n", a.Name, a.Pattern, a.Kind, a.Expression,
+			a.Spec.OnEnd, describe(v), a.Meaning)
+	} else {
+		fmt.Fprintf(&b, "%s: %s %s: %s\n", a.Name, a.Kind, a.Expression, describe(v))
+	}
 	if v.Kind == texpr.Error {
 		return b.String()
 	}

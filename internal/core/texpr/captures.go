@@ -38,6 +38,9 @@ func (m *Monitor) stepDict(ev *Event) {
 	}
 	clear(m.droots[len(live):])
 	m.droots = live
+	if m.a.Anchored && m.cycle > 1 {
+		return
+	}
 	r := dictRoot{rp: &replay{left: &m.left, captures: m.a.Captures}, start: m.cycle}
 	r.eval = r.rp.start(m.a.Expr, m.cycle, Dict{})
 	if m.stepDictRoot(&r, ev) {

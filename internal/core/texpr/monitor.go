@@ -76,6 +76,11 @@ type Assertion struct {
 	// the tree evaluator, with a dict per thread; any other expression
 	// ignores Captures and runs allocation-free.
 	Captures uint64
+	// Anchored starts the evaluation at the sequence's first event only,
+	// not at every event: an obligation of the whole group ("X happens at
+	// least once"), which no evaluation started at every event can state,
+	// since each sees only the events from its start on.
+	Anchored bool
 
 	prog *node // the compiled expression, shared by its monitors (see Compile)
 	dict bool  // the expression uses a capture predicate
@@ -230,7 +235,9 @@ func (m *Monitor) Step(ev Event) []Verdict {
 		clear(m.roots[n:])
 	}
 	m.roots = live
-	m.startRoot(ev)
+	if !m.a.Anchored || m.cycle == 1 {
+		m.startRoot(ev)
+	}
 	if m.mach.live > m.a.MaxThreads {
 		m.abandon()
 	}
