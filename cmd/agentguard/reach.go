@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 )
@@ -31,10 +34,12 @@ func runReach(args []string, stdout, stderr io.Writer) int {
 	if *traPath == "" || *labPath == "" || *target == "" || fs.NArg() > 0 {
 		return fail(errors.New("--tra, --lab and --target are required, and nothing else"))
 	}
+	start := time.Now()
 	c, labels, err := readExplicit(*traPath, *labPath, stderr)
 	if err != nil {
 		return fail(err)
 	}
+	read := time.Since(start)
 	l, ok := dtmc.FindLabel(labels, *target)
 	if !ok {
 		return fail(fmt.Errorf("--target %q: no such label in %s; labels: %s", *target, *labPath, dtmc.LabelNames(labels)))
@@ -44,21 +49,47 @@ func runReach(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("--tolerance: %w", err))
 	}
 	p := make([]float64, c.NumStates())
+	start = time.Now()
+	var res dtmc.Result
 	if *bound >= 0 {
-		_, err = sv.BoundedReach(c, l.States, *bound, p)
+		res, err = sv.BoundedReach(c, l.States, *bound, p)
 	} else {
-		_, err = sv.Reach(c, l.States, p)
+		res, err = sv.Reach(c, l.States, p)
 	}
 	if err != nil {
 		return fail(err)
 	}
+	solve := time.Since(start)
+	start = time.Now()
+	if err := writeStates(stdout, p, *safe); err != nil {
+		return fail(err)
+	}
+	// The method and the certified error go to stderr, so that stdout stays
+	// PRISM's "STATE PROBABILITY" format.
+	fmt.Fprintf(stderr, "agentguard reach: method: %s; error bound %.3g; %d states (%d probability 0, %d probability 1, %d solved); %d transitions; read %s, solve %s, write %s\n",
+		res.Method, res.Bound, c.NumStates(), res.Prob0, res.Prob1, res.Maybe, c.NumTransitions(),
+		read.Round(time.Millisecond), solve.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	return 0
+}
+
+// writeStates prints one "STATE PROBABILITY" line a state (1 − P with safe),
+// with 15 significant digits, through one buffer rather than a write a line.
+func writeStates(w io.Writer, p []float64, safe bool) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var buf []byte
 	for s, v := range p {
-		if *safe {
+		if safe {
 			v = 1 - v
 		}
-		fmt.Fprintf(stdout, "%d %.15g\n", s, v)
+		buf = strconv.AppendInt(buf[:0], int64(s), 10)
+		buf = append(buf, ' ')
+		buf = strconv.AppendFloat(buf, v, 'g', 15, 64)
+		buf = append(buf, '\n')
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
 	}
-	return 0
+	return bw.Flush()
 }
 
 // readExplicit reads a .tra and its .lab, printing the warnings.

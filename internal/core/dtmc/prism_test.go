@@ -96,12 +96,22 @@ func TestReadTraRejections(t *testing.T) {
 		{"", "x.tra: empty file"},
 		{"2\n", `x.tra:1: header "2"`},
 		{"2 2\n0 1 1\n1 1 0.5\n", "x.tra:3: state 1: probabilities sum to 0.5, want 1 (within 1e-09)"},
-		{"2 2\n0 1 1\n1 1 -1\n", `x.tra:3: probability "-1": want a number in [0, 1]`},
-		{"2 2\n0 1 1\n1 1 NaN\n", `x.tra:3: probability "NaN"`},
-		{"2 2\n0 1 1\n1 2 1\n", `x.tra:3: "1 2 1": unknown state: states are 0 to 1`},
+		{"2 2\n0 1 1\n1 1 -1\n", `x.tra:3: field 3 (PROB) "-1": want a number in [0, 1]`},
+		{"2 2\n0 1 1\n1 1 NaN\n", `x.tra:3: field 3 (PROB) "NaN"`},
+		{"2 2\n0 1 1\n1 1 0x1p-1x\n", `x.tra:3: field 3 (PROB) "0x1p-1x"`},
+		{"2 2\n0 1 1\n\n\n1 1 +Inf\n", `x.tra:5: field 3 (PROB) "+Inf"`},
+		{"2 2\n0 1 1\n1 -1 1\n", `x.tra:3: field 2 (DST) "-1": want a state 0 to 1`},
+		{"2 2\n0 1 1\nx 1 1\n", `x.tra:3: field 1 (SRC) "x": want a state 0 to 1`},
+		{"2 2\n0 1 1\n99999999999 1 1\n", `x.tra:3: field 1 (SRC) "99999999999"`},
+		{"2 2\n0 1 1\n1 1 1 a\n", `x.tra:3: "1 1 1 a": want three fields`},
+		{"2 3\n1 1 1\n\n0 1 0.25\n0 0 0.5\n", "x.tra:4: state 0: probabilities sum to 0.75"},
+		{"2 2\n0 1 1\n1 2 1\n", `x.tra:3: field 2 (DST) "2": want a state 0 to 1`},
 		{"2 3\n0 1 1\n1 1 1\n", "the header announces 3 transitions, the file has 2"},
-		{"2 3\n0 1 0.5\n0 1 0.5\n1 1 1\n", "state 0: transition to 1 given twice"},
-		{"2 2\n0 1 1\n1 1\n", `x.tra:3: "1 1": want "SRC DST PROB"`},
+		{"2 3\n0 1 0.5\n0 1 0.5\n1 1 1\n", "x.tra:2: state 0: transition to 1 given twice"},
+		{"2 2 2\n", `x.tra:1: header "2 2 2"`},
+		{"0 0\n", `x.tra:1: header "0 0"`},
+		{"100000 0\n", "x.tra: the header announces 100000 states for 0 transitions: more than 65536 states without transitions"},
+		{"2 2\n0 1 1\n1 1\n", `x.tra:3: "1 1": want three fields "SRC DST PROB"`},
 	} {
 		_, _, err := ReadTra(strings.NewReader(tc.src), "x.tra")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -128,7 +138,9 @@ func TestReadLabRejections(t *testing.T) {
 		{"1=\"init\"\n", "want index 0"},
 		{"0=\"a\" 1=\"a\"\n", `label "a" declared twice`},
 		{"0=\"init\"\n2: 0\n", `x.lab:2: "2: 0": want "STATE: LABELINDEX …" with a state 0 to 1`},
-		{"0=\"init\"\n1: 1\n", `x.lab:2: state 1: unknown label index "1" (declared 0 to 0)`},
+		{"0=\"init\"\n1: 1\n", `x.lab:2: state 1: field 2: unknown label index "1" (declared 0 to 0)`},
+		{"0=\"init\"\n\n1: 0 x\n", `x.lab:3: state 1: field 3: unknown label index "x"`},
+		{"0=\"init\" 1=init\n", `x.lab:1: label declaration "1=init" (field 2)`},
 	} {
 		_, err := ReadLab(strings.NewReader(tc.src), "x.lab", 2)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

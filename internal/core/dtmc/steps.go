@@ -20,9 +20,21 @@ func (sv *Solver) ExpectedSteps(c *Chain, target []bool, tau []float64) (float64
 	if m == 0 {
 		return 0, nil
 	}
-	if m <= sv.opt.DirectMax && sv.factorAndSolve(c) {
+	var f factorization
+	ok := false
+	if m <= sv.opt.DirectMax {
+		f, ok = sv.factorDense(c)
+	} else if sv.opt.DirectMax >= 0 {
+		f, ok = sv.factorBanded(c)
+	}
+	if ok {
+		sv.sol = grow(sv.sol, m)
+		for i := range sv.sol {
+			sv.sol[i] = 1
+		}
+		f.solve(sv.sol)
 		for i, s := range sv.maybe {
-			tau[s] = sv.sol[2*i+1]
+			tau[s] = sv.sol[i]
 		}
 	} else if err := sv.iterateSteps(c, tau); err != nil {
 		return 0, err
