@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -83,4 +84,34 @@ func TestReachWarnsAboutIrreducibleChains(t *testing.T) {
 	if code != 0 || out != "0 1\n1 1\n" || !strings.Contains(errs, "warning: ") || !strings.Contains(errs, "irreducible") {
 		t.Errorf("exit %d, out %q, stderr %q", code, out, errs)
 	}
+}
+
+// The birth-death line of 1 000 states at self-loop 0.999, written as gentra
+// writes it (rows summing to exactly 1): P(F target) from state i is
+// i/1001, solved by the banded factorization, whose method and certified
+// bound are reported on stderr.
+func TestReachPersistentLine(t *testing.T) {
+	const n = 1000
+	move := math.Round((1-0.999)/2*0x1p54) / 0x1p54
+	self := strconv.FormatFloat(1-2*move, 'g', -1, 64)
+	mv := strconv.FormatFloat(move, 'g', -1, 64)
+	var tra strings.Builder
+	fmt.Fprintf(&tra, "%d %d\n0 0 1\n", n+2, 3*n+2)
+	for s := 1; s <= n; s++ {
+		fmt.Fprintf(&tra, "%d %d %s\n%d %d %s\n%d %d %s\n", s, s-1, mv, s, s, self, s, s+1, mv)
+	}
+	fmt.Fprintf(&tra, "%d %d 1\n", n+1, n+1)
+	dir := t.TempDir()
+	traPath, labPath := filepath.Join(dir, "line.tra"), filepath.Join(dir, "line.lab")
+	os.WriteFile(traPath, []byte(tra.String()), 0o644)
+	os.WriteFile(labPath, []byte(fmt.Sprintf("0=\"init\" 1=\"target\"\n1: 0\n%d: 1\n", n+1)), 0o644)
+	code, out, errs := runCmd("reach", "--tra", traPath, "--lab", labPath, "--target", "target")
+	if code != 0 || !strings.Contains(errs, "method: banded; error bound ") || !strings.Contains(errs, "1000 solved") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	want := make([]float64, n+2)
+	for i := range want {
+		want[i] = float64(i) / (n + 1)
+	}
+	checkStateLines(t, out, want)
 }
