@@ -31,6 +31,9 @@ type finding struct {
 	SpanID      string `json:"span_id"`
 	SpanName    string `json:"span_name"`
 	Explanation string `json:"explanation"`
+	// History is agentguard.history: partial or out_of_order when the
+	// group's history may have been incomplete (max_traces ended it early).
+	History string `json:"history,omitempty"`
 }
 
 type checkSummary struct {
@@ -277,7 +280,7 @@ func spanFindings(span ptrace.Span) []finding {
 			Assertion: str(raw, verdictattr.EvaluationName), Verdict: str(raw, verdictattr.Verdict),
 			Label: str(raw, verdictattr.ScoreLabel), Group: str(raw, verdictattr.Group),
 			StartEvent: start, EndEvent: end, TraceID: span.TraceID().String(), SpanID: span.SpanID().String(),
-			SpanName: span.Name(), Explanation: str(raw, verdictattr.Explanation),
+			SpanName: span.Name(), Explanation: str(raw, verdictattr.Explanation), History: str(raw, verdictattr.History),
 		})
 	}
 	return out
@@ -309,7 +312,11 @@ func printReport(w io.Writer, rep *checkReport) {
 		if f.Label != verdictattr.LabelFail {
 			continue
 		}
-		fmt.Fprintf(w, "VIOLATION %s in group %s, trace %s, at span %s (%s)\n", f.Assertion, f.Group, f.TraceID, f.SpanID, f.SpanName)
+		fmt.Fprintf(w, "VIOLATION %s in group %s, trace %s, at span %s (%s)", f.Assertion, f.Group, f.TraceID, f.SpanID, f.SpanName)
+		if f.History != "" {
+			fmt.Fprintf(w, " [history %s]", f.History)
+		}
+		fmt.Fprintln(w)
 		for _, line := range strings.Split(strings.TrimRight(f.Explanation, "\n"), "\n") {
 			fmt.Fprintf(w, "  %s\n", line)
 		}

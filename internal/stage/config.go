@@ -73,6 +73,9 @@ type Config struct {
 	Scope string
 	// AfterTick, if set, runs after each release by the clock (or Tick).
 	AfterTick func()
+	// WarmUp: a group first seen this long after Start is marked partial
+	// (0: none is), unless Start restored a complete checkpoint.
+	WarmUp time.Duration
 	// QueueSpans bounds the spans handed to the workers and not yet passed
 	// on (0: queueSpansPerWorker a worker).
 	QueueSpans int

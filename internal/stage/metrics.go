@@ -17,19 +17,32 @@ type Metrics struct {
 	TracesReleasedEarly metric.Int64Counter // by reason
 	LateSpans           metric.Int64Counter
 	GroupsEndedEarly    metric.Int64Counter // by reason
-	ForwardFailures     metric.Int64Counter
-	PredicateErrors     metric.Int64Counter
-	PredicateHeld       metric.Int64Counter // by predicate
-	SpansWithoutTraceID metric.Int64Counter
-	VerdictSpans        metric.Int64Counter
-	QueueFullWaits      metric.Int64Counter
-	EvaluationTime      metric.Float64Histogram
+	// GroupsHistoryIncomplete counts groups whose history may be incomplete,
+	// by reason (warm_up, max_traces, out_of_order).
+	GroupsHistoryIncomplete metric.Int64Counter
+	Checkpoints             metric.Int64Counter // by result
+	GroupsRestored          metric.Int64Counter
+	ForwardFailures         metric.Int64Counter
+	PredicateErrors         metric.Int64Counter
+	PredicateHeld           metric.Int64Counter // by predicate
+	SpansWithoutTraceID     metric.Int64Counter
+	VerdictSpans            metric.Int64Counter
+	QueueFullWaits          metric.Int64Counter
+	EvaluationTime          metric.Float64Histogram
 }
 
 // The attribute keys of the stage's metrics.
 const (
 	AttrReason    = "reason"
 	AttrPredicate = "predicate"
+	AttrHistory   = "history" // the evaluators' count of marked verdicts
+	AttrResult    = "result"
+)
+
+// The values of AttrResult.
+const (
+	ResultOK    = "ok"
+	ResultError = "error"
 )
 
 // predicateWatch counts, per predicate, the events where it held, and logs

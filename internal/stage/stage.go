@@ -43,10 +43,12 @@ type Evaluator[G any] interface {
 	// Open is the state of a new group.
 	Open(key string) G
 	// Events judges the group's next events, in order, and may annotate
-	// their spans.
-	Events(ctx context.Context, key string, g G, evs []sequence.Event)
-	// End ends the group: verdicts it decides now are written on at.
-	End(ctx context.Context, key string, g G, at *Target)
+	// their spans. Verdicts decided on a history that is not Complete must
+	// carry its mark (verdictattr.History).
+	Events(ctx context.Context, key string, g G, h History, evs []sequence.Event)
+	// End ends the group: verdicts it decides now are written on at, marked
+	// as in Events.
+	End(ctx context.Context, key string, g G, h History, at *Target)
 }
 
 // queueSpansPerWorker bounds the spans handed to the workers and not yet
@@ -79,6 +81,7 @@ type Stage[G any] struct {
 	queueSize int64
 
 	openGroups atomic.Int64
+	warm       warmUp
 
 	startWorkers sync.Once
 	tickMu       sync.Mutex // one release by the clock (or Tick) at a time
@@ -151,6 +154,9 @@ func (s *Stage[G]) Capabilities() consumer.Capabilities {
 // Start runs the workers and the clock that releases complete traces and
 // ends idle groups.
 func (s *Stage[G]) Start(context.Context, component.Host) error {
+	if s.cfg.WarmUp > 0 {
+		s.warm.set(s.now(), s.cfg.WarmUp)
+	}
 	s.ensureWorkers()
 	s.clock.start(s.cfg.interval(), func() { s.tick(s.now(), false) })
 	return nil

@@ -30,6 +30,7 @@ type recorder struct {
 	mu     sync.Mutex
 	tools  map[string][]string
 	ended  map[string]int
+	marks  map[string]History // the history each group was last judged on
 	slow   time.Duration
 	block  chan struct{} // if set, Events waits for it to close
 	onEnd  func(at *Target)
@@ -39,18 +40,19 @@ type recorder struct {
 type recGroup struct{ key string }
 
 func newRecorder() *recorder {
-	return &recorder{tools: map[string][]string{}, ended: map[string]int{}}
+	return &recorder{tools: map[string][]string{}, ended: map[string]int{}, marks: map[string]History{}}
 }
 
 func (r *recorder) Open(key string) *recGroup { return &recGroup{key: key} }
 
-func (r *recorder) Events(_ context.Context, key string, _ *recGroup, evs []sequence.Event) {
+func (r *recorder) Events(_ context.Context, key string, _ *recGroup, h History, evs []sequence.Event) {
 	time.Sleep(r.slow)
 	if r.block != nil {
 		<-r.block
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.marks[key] = h
 	for _, ev := range evs {
 		v, _ := ev.Span.Attributes().Get("gen_ai.tool.name")
 		r.tools[key] = append(r.tools[key], v.Str())
@@ -58,7 +60,7 @@ func (r *recorder) Events(_ context.Context, key string, _ *recGroup, evs []sequ
 	r.judged.Add(1)
 }
 
-func (r *recorder) End(_ context.Context, key string, _ *recGroup, at *Target) {
+func (r *recorder) End(_ context.Context, key string, _ *recGroup, _ History, at *Target) {
 	r.mu.Lock()
 	r.ended[key]++
 	r.mu.Unlock()
@@ -72,7 +74,8 @@ func nopMetrics() Metrics {
 	c := func() metric.Int64Counter { v, _ := m.Int64Counter("c"); return v }
 	ud, _ := m.Int64UpDownCounter("u")
 	return Metrics{TracesHeld: ud, TracesReleasedEarly: c(), LateSpans: c(), GroupsEndedEarly: c(), ForwardFailures: c(),
-		PredicateErrors: c(), PredicateHeld: c(), SpansWithoutTraceID: c(), VerdictSpans: c(), QueueFullWaits: c()}
+		PredicateErrors: c(), PredicateHeld: c(), SpansWithoutTraceID: c(), VerdictSpans: c(), QueueFullWaits: c(),
+		GroupsHistoryIncomplete: c(), Checkpoints: c(), GroupsRestored: c()}
 }
 
 func newTestStage(t testing.TB, cfg Config, r *recorder, next *consumertest.TracesSink) *Stage[*recGroup] {

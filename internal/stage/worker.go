@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/predicate"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 // worker judges the groups routed to it, one batch at a time, and owns their
@@ -27,6 +28,7 @@ type worker[G any] struct {
 	tally     tally
 	verdicts  verdictSpans
 	services  map[string]*string // service names, interned: many groups share one
+	forgotten *forgotten         // groups max_traces ended early
 }
 
 // group is one open group: the evaluator's state, the latched predicates,
@@ -37,6 +39,8 @@ type group[G any] struct {
 	trace    pcommon.TraceID
 	lastSpan pcommon.SpanID // the last event's span, the verdict span's parent
 	service  *string        // interned; nil when unknown
+	history  History
+	latest   pcommon.Timestamp // the latest start of a trace judged: an earlier one is out of order
 }
 
 // The reasons a group ends.
@@ -51,7 +55,8 @@ func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups in
 	return &worker[G]{
 		s: s, src: src, in: make(chan work, queuePerWorker), stopped: make(chan struct{}),
 		groups: NewRecent[*group[G]](), maxGroups: maxGroups, tally: s.watch.newTally(), services: map[string]*string{},
-		verdicts: verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
+		forgotten: newForgotten(maxGroups),
+		verdicts:  verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
 	}
 }
 
@@ -78,11 +83,11 @@ func (w *worker[G]) do(item work) {
 	b := batch{out: ptrace.NewTraces(), lastEvent: map[string]ptrace.Span{}}
 	for _, r := range item.traces {
 		w.s.countEarly(ctx, r.trace)
-		w.judge(ctx, &b, r.key, r.own, r.trace.Spans, r.trace.LastArrival(), item.now)
+		w.judge(ctx, &b, r.key, r.own, r.trace.Spans, r.trace.Start(), r.trace.LastArrival(), item.now)
 		r.trace.Spans.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
 	}
 	for _, l := range item.late {
-		w.judge(ctx, &b, l.key, l.own, l.spans, item.now, item.now)
+		w.judge(ctx, &b, l.key, l.own, l.spans, 0, item.now, item.now)
 		l.spans.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
 	}
 	for w.groups.Len() > w.maxGroups {
@@ -107,20 +112,35 @@ func (w *worker[G]) do(item work) {
 }
 
 // judge extracts a chunk's events, whose latest span arrived at seen, and
-// has the evaluator judge them as its group's next ones. A trace that is a
-// group of its own ends here when no late span can continue it.
-func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, td ptrace.Traces, seen, now time.Time) {
+// has the evaluator judge them as its group's next ones. traceStart is the
+// start of the chunk's trace, 0 for late spans (the continuation of a trace
+// already judged). A trace that is a group of its own ends here when no late
+// span can continue it.
+func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, td ptrace.Traces, traceStart pcommon.Timestamp, seen, now time.Time) {
 	start := time.Now()
 	g := w.groups.Touch(key, seen, func() *group[G] {
 		w.s.openGroups.Add(1)
-		return &group[G]{state: w.s.eval.Open(key), latch: w.src.NewLatch()}
+		g := &group[G]{state: w.s.eval.Open(key), latch: w.src.NewLatch()}
+		switch {
+		case w.forgotten.take(key):
+			w.mark(ctx, g, HistoryPartial, markBound, key)
+		case w.s.warm.partial(now, own, traceStart):
+			w.mark(ctx, g, HistoryPartial, markWarmUp, key)
+		}
+		return g
 	})
+	if traceStart != 0 {
+		if traceStart < g.latest {
+			w.mark(ctx, g, HistoryOutOfOrder, markOutOfOrder, key)
+		}
+		g.latest = max(g.latest, traceStart)
+	}
 	evs, errs := w.src.Extract(td, &g.latch)
 	w.s.countErrors(ctx, errs)
 	for _, ev := range evs {
 		w.tally.add(ev.Bits)
 	}
-	w.s.eval.Events(ctx, key, g.state, evs)
+	w.s.eval.Events(ctx, key, g.state, g.history, evs)
 	if len(evs) > 0 {
 		last := evs[len(evs)-1].Span
 		g.trace, g.lastSpan = last.TraceID(), last.SpanID()
@@ -164,7 +184,22 @@ func (w *worker[G]) end(ctx context.Context, b *batch, key, reason string, now t
 			return w.verdicts.make(key, g.trace, g.lastSpan, service, now)
 		}
 	}
-	w.s.eval.End(ctx, key, g.state, at)
+	if reason == endBound {
+		w.forgotten.add(key, now)
+	}
+	w.s.eval.End(ctx, key, g.state, g.history, at)
+}
+
+// mark marks a group's history, counting and logging once each reason the
+// first time it marks the group.
+func (w *worker[G]) mark(ctx context.Context, g *group[G], h History, reason, key string) {
+	if g.history&h != 0 {
+		return
+	}
+	g.history |= h
+	w.s.tel.GroupsHistoryIncomplete.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrReason, reason)))
+	w.s.Warnings.Once("history-"+reason, "a group's history may be incomplete: its verdicts carry "+verdictattr.History+" (see the README's Faults section)",
+		zap.String("reason", reason), zap.String("group", key))
 }
 
 // intern is the worker's one copy of a service name; nil for "".

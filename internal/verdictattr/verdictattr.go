@@ -28,6 +28,33 @@ const (
 	Violation = "agentguard.violation"
 )
 
+// History is set on a verdict decided on a group history that may be
+// incomplete: partial (its beginning may be missing: first seen in the
+// warm-up after a start, or back after max_traces ended it) or out_of_order
+// (a trace of it was judged after a later one). A verdict on a complete
+// history does not carry it. A marked verdict is reported as it would be
+// otherwise: the mark qualifies it, it does not withdraw it.
+const History = "agentguard.history"
+
+// The values of History.
+const (
+	HistoryPartial    = "partial"
+	HistoryOutOfOrder = "out_of_order"
+)
+
+// HistoryNote is the line a marked verdict's explanation ends with, so that
+// whoever reads only the explanation (a log record's body) sees the mark
+// too; "" for an unmarked verdict.
+func HistoryNote(history string) string {
+	switch history {
+	case HistoryPartial:
+		return "History partial: this group's earlier events may be missing (it was first seen just after a restart, or after max_traces ended it), so this verdict may be wrong.\n"
+	case HistoryOutOfOrder:
+		return "History out of order: a trace of this group was judged after a later one, so this verdict may be wrong.\n"
+	}
+	return ""
+}
+
 // temporalcheck's attributes: the assertion's expression, its verdict
 // (match, failure, pending, error) and the 1-based events of the group it
 // spans.

@@ -67,7 +67,7 @@ func BenchmarkPerEvent(b *testing.B) {
 	}
 	score := func(td ptrace.Traces) func(p *probProcessor, src *events.Source, st *group) {
 		return func(p *probProcessor, src *events.Source, st *group) {
-			p.Events(context.Background(), "bench", st, extract(src, td))
+			p.Events(context.Background(), "bench", st, 0, extract(src, td))
 		}
 	}
 	b.Run("events", func(b *testing.B) {

@@ -75,6 +75,11 @@ type Config struct {
 	// Workers score groups in parallel, a conversation always on the same
 	// worker (default 0: one per core).
 	Workers int `mapstructure:"workers"`
+	// WarmUp: a group first seen this long after a start is marked
+	// agentguard.history: partial, since its earlier traces may have gone
+	// with the previous process (default: group_timeout; 0: never). A start
+	// that restored a complete checkpoint (storage) marks none.
+	WarmUp *time.Duration `mapstructure:"warm_up"`
 	// WarnUnheldAfter: a predicate that has not held in this many events in a
 	// row is logged once at WARN (default 1000; 0: never).
 	WarnUnheldAfter int `mapstructure:"warn_unheld_after"`
@@ -165,7 +170,8 @@ func (c *Config) validateShape() error {
 	if c.Learn != nil {
 		errs = append(errs, c.Learn.validate(c.Model))
 	}
-	errs = append(errs, c.bounds().Validate(), stage.NonNegativeInt("warn_unheld_after", c.WarnUnheldAfter))
+	errs = append(errs, c.bounds().Validate(), stage.NonNegativeInt("warn_unheld_after", c.WarnUnheldAfter),
+		stage.NonNegativeDuration("warm_up", c.warmUp()))
 	return errors.Join(errs...)
 }
 
@@ -258,4 +264,12 @@ func rulesEqual(a, b dtmc.Rules) bool {
 func (c *Config) bounds() stage.Bounds {
 	return stage.Bounds{Wait: c.Wait, RootWait: c.RootWait, GroupTimeout: c.GroupTimeout,
 		MaxTraces: c.MaxTraces, MaxSpansPerTrace: c.MaxSpansPerTrace, Workers: c.Workers}
+}
+
+// warmUp is warm_up, group_timeout when it is not set.
+func (c *Config) warmUp() time.Duration {
+	if c.WarmUp == nil {
+		return c.GroupTimeout
+	}
+	return *c.WarmUp
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -20,6 +21,9 @@ import (
 
 func newTestProcessor(t testing.TB, cfg *Config, set processor.Settings) (*probProcessor, *consumertest.TracesSink) {
 	t.Helper()
+	if cfg.WarmUp == nil {
+		cfg.WarmUp = new(time.Duration) // none: the fixtures' traces started before the test (warm_up has its own tests)
+	}
 	sink := new(consumertest.TracesSink)
 	p, err := NewFactory().CreateTraces(context.Background(), set, cfg, sink)
 	if err != nil {

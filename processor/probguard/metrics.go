@@ -5,6 +5,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentguard/agentguard/internal/core/guard"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/processor/probguard/internal/metadata"
 )
 
@@ -13,6 +14,7 @@ import (
 type metricAttrs struct {
 	property                   []metric.RecordOption
 	risk, violation, unknownSt []metric.AddOption
+	partial, outOfOrder        metric.AddOption
 }
 
 func newMetricAttrs(cfg *Config) *metricAttrs {
@@ -21,11 +23,21 @@ func newMetricAttrs(cfg *Config) *metricAttrs {
 		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(prop, attribute.String(metadata.AttrKind, k)))}
 	}
 	return &metricAttrs{
-		property:  []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(prop))},
-		risk:      kind(metadata.KindRisk),
-		violation: kind(metadata.KindViolation),
-		unknownSt: kind(metadata.KindUnknownState),
+		property:   []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(prop))},
+		risk:       kind(metadata.KindRisk),
+		violation:  kind(metadata.KindViolation),
+		unknownSt:  kind(metadata.KindUnknownState),
+		partial:    metric.WithAttributes(attribute.String(metadata.AttrHistory, verdictattr.HistoryPartial)),
+		outOfOrder: metric.WithAttributes(attribute.String(metadata.AttrHistory, verdictattr.HistoryOutOfOrder)),
 	}
+}
+
+// history is the marked-verdicts counter's attribute of a mark.
+func (a *metricAttrs) history(mark string) metric.AddOption {
+	if mark == verdictattr.HistoryPartial {
+		return a.partial
+	}
+	return a.outOfOrder
 }
 
 func (a *metricAttrs) intervention(d guard.Decision) []metric.AddOption {

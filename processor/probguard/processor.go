@@ -3,6 +3,7 @@ package probguard
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentguard/agentguard/internal/core/guard"
 	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/stage"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/processor/probguard/internal/metadata"
 )
 
@@ -75,13 +77,14 @@ func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Tr
 	}
 	s, err := stage.New(stage.Config{
 		Bounds: cfg.bounds(), GroupBy: cfg.GroupBy, Late: stage.LateContinue,
-		WarnUnheldAfter: cfg.WarnUnheldAfter, Scope: metadata.ScopeName,
+		WarnUnheldAfter: cfg.WarnUnheldAfter, Scope: metadata.ScopeName, WarmUp: cfg.warmUp(),
 		AfterTick: func() { p.maybeLearn(context.Background(), false) },
 	}, set, next, stage.Metrics{
 		TracesHeld: tel.TracesHeld, TracesReleasedEarly: tel.TracesReleasedEarly, LateSpans: tel.LateSpans,
 		GroupsEndedEarly: tel.GroupsEndedEarly, ForwardFailures: tel.ForwardFailures, PredicateErrors: tel.PredicateErrors,
 		PredicateHeld: tel.PredicateHeld, SpansWithoutTraceID: tel.SpansWithoutTraceID, VerdictSpans: tel.VerdictSpans,
-		QueueFullWaits: tel.QueueFullWaits,
+		QueueFullWaits:          tel.QueueFullWaits,
+		GroupsHistoryIncomplete: tel.GroupsHistoryIncomplete, Checkpoints: tel.Checkpoints, GroupsRestored: tel.GroupsRestored,
 	}, func() (*events.Source, error) { return events.NewSource(cfg.Config, cfg.GroupBy, set) }, p)
 	if err != nil {
 		return nil, err
@@ -133,20 +136,20 @@ func (p *probProcessor) Open(key string) *group {
 }
 
 // Events scores the group's next events in order and learns from them.
-func (p *probProcessor) Events(ctx context.Context, key string, st *group, evs []sequence.Event) {
+func (p *probProcessor) Events(ctx context.Context, key string, st *group, h stage.History, evs []sequence.Event) {
 	served := p.served.Load()
 	for _, ev := range evs {
 		st.events++
 		p.learn(ctx, st, ev.Bits)
 		if served != nil {
-			p.decide(ctx, served.guard, st, key, ev.Span, ev.Bits)
+			p.decide(ctx, served.guard, st, key, h, ev.Span, ev.Bits)
 		}
 	}
 }
 
 // End ends a group's run: learning counts its move to end. probguard decides
 // nothing at a group's end.
-func (p *probProcessor) End(_ context.Context, key string, st *group, _ *stage.Target) {
+func (p *probProcessor) End(_ context.Context, key string, st *group, _ stage.History, _ *stage.Target) {
 	if st.slot != nil {
 		p.board.Close(key, st.slot)
 	}
@@ -159,7 +162,9 @@ func (p *probProcessor) End(_ context.Context, key string, st *group, _ *stage.T
 }
 
 // decide scores one event and annotates it if the configuration reports it.
-func (p *probProcessor) decide(ctx context.Context, g *guard.Guard, st *group, key string, span ptrace.Span, bits uint64) {
+// A report on a history that may be incomplete is made all the same, marked
+// (see temporalcheck's report).
+func (p *probProcessor) decide(ctx context.Context, g *guard.Guard, st *group, key string, h stage.History, span ptrace.Span, bits uint64) {
 	d := g.Step(&st.run, bits)
 	switch {
 	case !d.Known && !d.Violation:
@@ -178,6 +183,10 @@ func (p *probProcessor) decide(ctx context.Context, g *guard.Guard, st *group, k
 	}
 	g.Annotate(span, d, key, st.events)
 	p.tel.Interventions.Add(ctx, 1, p.attrs.intervention(d)...)
+	if mark := h.String(); mark != "" {
+		markLast(span, mark)
+		p.tel.VerdictsHistoryIncomplete.Add(ctx, 1, p.attrs.history(mark))
+	}
 }
 
 func (p *probProcessor) learn(ctx context.Context, st *group, bits uint64) {
@@ -196,4 +205,15 @@ func (p *probProcessor) learn(ctx context.Context, st *group, bits uint64) {
 // warnOnce logs a kind of decision not taken the first time it happens.
 func (p *probProcessor) warnOnce(kind, msg string, fields ...zap.Field) {
 	p.warnings.Once(kind, msg, fields...)
+}
+
+// markLast marks the verdict just written on span (its last event) with the
+// history it was decided on.
+func markLast(span ptrace.Span, mark string) {
+	evs := span.Events()
+	ev := evs.At(evs.Len() - 1)
+	ev.Attributes().PutStr(verdictattr.History, mark)
+	if e, ok := ev.Attributes().Get(verdictattr.Explanation); ok {
+		e.SetStr(strings.TrimSuffix(e.Str(), "\n") + "\n" + verdictattr.HistoryNote(mark))
+	}
 }

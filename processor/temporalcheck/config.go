@@ -67,6 +67,11 @@ type Config struct {
 	// Workers evaluate groups in parallel, a conversation always on the same
 	// worker (default 0: one per core).
 	Workers int `mapstructure:"workers"`
+	// WarmUp: a group first seen this long after a start is marked
+	// agentguard.history: partial, since its earlier traces may have gone
+	// with the previous process (default: group_timeout; 0: never). A start
+	// that restored a complete checkpoint (storage) marks none.
+	WarmUp *time.Duration `mapstructure:"warm_up"`
 	// WarnUnheldAfter: a predicate that has not held in this many events in a
 	// row is logged once at WARN, a misspelt tool or agent name being the
 	// usual cause (default 1000; 0: never).
@@ -100,7 +105,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.bounds().Validate(),
 		stage.PositiveInt("max_events_per_group", c.MaxEventsPerGroup), stage.PositiveInt("max_threads", c.MaxThreads),
-		stage.NonNegativeInt("warn_unheld_after", c.WarnUnheldAfter))
+		stage.NonNegativeInt("warn_unheld_after", c.WarnUnheldAfter), stage.NonNegativeDuration("warm_up", c.warmUp()))
 	if len(c.Assertions) == 0 {
 		errs = append(errs, errors.New("assertions: at least one assertion is required"))
 	}
@@ -129,4 +134,12 @@ func (c *Config) predicateNames() []string {
 func (c *Config) bounds() stage.Bounds {
 	return stage.Bounds{Wait: c.Wait, RootWait: c.RootWait, GroupTimeout: c.GroupTimeout,
 		MaxTraces: c.MaxTraces, MaxSpansPerTrace: c.MaxSpansPerTrace, Workers: c.Workers}
+}
+
+// warmUp is warm_up, group_timeout when it is not set.
+func (c *Config) warmUp() time.Duration {
+	if c.WarmUp == nil {
+		return c.GroupTimeout
+	}
+	return *c.WarmUp
 }

@@ -119,3 +119,38 @@ func TestConfigStruct(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// warm_up follows group_timeout unless set; 0 turns it off; a negative one
+// is refused by name.
+func TestWarmUpConfig(t *testing.T) {
+	for _, tt := range []struct {
+		raw  map[string]any
+		want time.Duration
+		err  string
+	}{
+		{map[string]any{"group_timeout": "2m"}, 2 * time.Minute, ""},
+		{map[string]any{"warm_up": "0s"}, 0, ""},
+		{map[string]any{"warm_up": "30s"}, 30 * time.Second, ""},
+		{map[string]any{"warm_up": "-1s"}, 0, "warm_up: must not be negative, got -1s"},
+	} {
+		cfg := createDefaultConfig()
+		cfg.Assertions = []assertion.Config{{Name: "a", Always: "x"}}
+		if err := confmap.NewFromStringMap(map[string]any{"predicates": map[string]any{"x": map[string]any{"tool": "x"}}}).Unmarshal(cfg); err != nil {
+			t.Fatal(err)
+		}
+		if err := confmap.NewFromStringMap(tt.raw).Unmarshal(cfg); err != nil {
+			t.Fatal(err)
+		}
+		err := cfg.Validate()
+		switch {
+		case tt.err != "":
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%v: error %v, want %q", tt.raw, err, tt.err)
+			}
+		case err != nil:
+			t.Errorf("%v: %v", tt.raw, err)
+		case cfg.warmUp() != tt.want:
+			t.Errorf("%v: warm-up %v, want %v", tt.raw, cfg.warmUp(), tt.want)
+		}
+	}
+}

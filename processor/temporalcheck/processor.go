@@ -67,12 +67,13 @@ func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Tr
 	}
 	s, err := stage.New(stage.Config{
 		Bounds: cfg.bounds(), GroupBy: cfg.GroupBy, Late: stage.LatePass,
-		WarnUnheldAfter: cfg.WarnUnheldAfter, Scope: metadata.ScopeName,
+		WarnUnheldAfter: cfg.WarnUnheldAfter, Scope: metadata.ScopeName, WarmUp: cfg.warmUp(),
 	}, set, next, stage.Metrics{
 		TracesHeld: tel.TracesHeld, TracesReleasedEarly: tel.TracesReleasedEarly, LateSpans: tel.LateSpans,
 		GroupsEndedEarly: tel.GroupsEndedEarly, ForwardFailures: tel.ForwardFailures, PredicateErrors: tel.PredicateErrors,
 		PredicateHeld: tel.PredicateHeld, SpansWithoutTraceID: tel.SpansWithoutTraceID, VerdictSpans: tel.VerdictSpans,
 		QueueFullWaits: tel.QueueFullWaits, EvaluationTime: tel.EvaluationTime,
+		GroupsHistoryIncomplete: tel.GroupsHistoryIncomplete, Checkpoints: tel.Checkpoints, GroupsRestored: tel.GroupsRestored,
 	}, func() (*events.Source, error) { return events.NewSource(cfg.Config, cfg.GroupBy, set) }, c)
 	if err != nil {
 		return nil, err
@@ -85,14 +86,14 @@ func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Tr
 func (c *checker) Open(string) *assertion.Group { return c.runner.NewGroup() }
 
 // Events runs the group's next events through its monitors.
-func (c *checker) Events(ctx context.Context, key string, g *assertion.Group, seq []sequence.Event) {
+func (c *checker) Events(ctx context.Context, key string, g *assertion.Group, h stage.History, seq []sequence.Event) {
 	evs := make([]assertion.Event, len(seq))
 	for i, ev := range seq {
 		evs[i] = assertion.Event{Bits: ev.Bits, Time: int64(ev.Start), Name: predicate.Describe(ev.Span), Span: ev.Span}
 	}
 	c.countTriggers(ctx, evs)
 	c.tel.EventsPerGroup.Record(ctx, int64(len(evs)))
-	c.report(ctx, c.runner.Step(key, g, evs), nil)
+	c.report(ctx, c.runner.Step(key, g, evs), h, nil)
 }
 
 // verdictAttr is the verdict counter's attribute set of a verdict.
@@ -121,15 +122,21 @@ func (c *checker) countTriggers(ctx context.Context, evs []assertion.Event) {
 }
 
 // End applies the end policy; what it decides goes on the target.
-func (c *checker) End(ctx context.Context, key string, g *assertion.Group, at *stage.Target) {
-	c.report(ctx, c.runner.End(key, g), at)
+func (c *checker) End(ctx context.Context, key string, g *assertion.Group, h stage.History, at *stage.Target) {
+	c.report(ctx, c.runner.End(key, g), h, at)
 }
 
 // report counts every verdict and annotates the ones the config asks for;
-// verdicts decided at a group's end are placed on at first.
-func (c *checker) report(ctx context.Context, vs []assertion.Verdict, at *stage.Target) {
+// verdicts decided at a group's end are placed on at first. A verdict on a
+// history that may be incomplete is reported all the same, marked: hiding
+// it could hide a real violation, and the mark lets a reader or an alert
+// rule weigh it.
+func (c *checker) report(ctx context.Context, vs []assertion.Verdict, h stage.History, at *stage.Target) {
 	for _, v := range vs {
 		c.tel.Verdicts.Add(ctx, 1, c.verdictAttr(v))
+		if v.History = h.String(); v.History != "" {
+			c.tel.VerdictsHistoryIncomplete.Add(ctx, 1, metric.WithAttributes(attribute.String(metadata.AttrHistory, v.History)))
+		}
 		if v.Kind == texpr.Error {
 			c.warnings.Once("threads-"+v.Assertion.Name, "an assertion exceeded max_threads; its live evaluations were abandoned",
 				zap.String("assertion", v.Assertion.Name), zap.String("detail", v.TreeNote))

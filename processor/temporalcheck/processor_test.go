@@ -40,10 +40,16 @@ func createProcessor(t testing.TB, name string, edit func(*Config)) (*temporalPr
 }
 
 // newTestProcessor builds the processor from a named testdata config and
-// starts it, on the real clock.
+// starts it, on the real clock, without a warm-up unless edit sets one (the
+// fixtures' traces started before the test; warm_up has its own tests).
 func newTestProcessor(t testing.TB, name string, edit func(*Config)) (*temporalProcessor, *consumertest.TracesSink) {
 	t.Helper()
-	p, sink := createProcessor(t, name, edit)
+	p, sink := createProcessor(t, name, func(c *Config) {
+		c.WarmUp = new(time.Duration)
+		if edit != nil {
+			edit(c)
+		}
+	})
 	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
 		t.Fatal(err)
 	}

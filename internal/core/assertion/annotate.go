@@ -24,13 +24,16 @@ func Annotate(v Verdict) {
 	if score >= 0 {
 		attrs.PutDouble(verdictattr.ScoreValue, score)
 	}
-	attrs.PutStr(verdictattr.Explanation, v.Explanation)
+	attrs.PutStr(verdictattr.Explanation, v.Explanation+verdictattr.HistoryNote(v.History))
 	attrs.PutStr(verdictattr.Check, verdictattr.CheckTemporal)
 	attrs.PutStr(verdictattr.Expression, v.Assertion.Kind+": "+v.Assertion.Expression)
 	attrs.PutStr(verdictattr.Verdict, v.VerdictName())
 	attrs.PutInt(verdictattr.StartEvent, int64(v.Start))
 	attrs.PutInt(verdictattr.EndEvent, int64(v.End))
 	attrs.PutStr(verdictattr.Group, v.Group)
+	if v.History != "" {
+		attrs.PutStr(verdictattr.History, v.History)
+	}
 	if v.Violation {
 		v.Span.Attributes().PutBool(verdictattr.Violation, true)
 	}

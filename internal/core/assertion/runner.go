@@ -29,6 +29,9 @@ type Verdict struct {
 	Span        ptrace.Span
 	Attached    bool
 	Explanation string
+	// History is the mark of a verdict decided on a group history that may
+	// be incomplete (verdictattr.History's values); "" when it is complete.
+	History string
 }
 
 // Options tune a Runner.

@@ -16,6 +16,7 @@ const (
 	AttrResult    = "result"
 	AttrReason    = "reason"    // stage.AttrReason
 	AttrPredicate = "predicate" // stage.AttrPredicate
+	AttrHistory   = "history"   // stage.AttrHistory
 )
 
 // The values of AttrKind: what an intervention reported.
@@ -47,29 +48,34 @@ func attributeValues() map[string][]string {
 		AttrKind:     {KindRisk, KindViolation, KindUnknownState},
 		AttrModel:    {ModelServed, ModelLearned},
 		AttrResult:   {ResultOK, ResultError},
-		AttrReason:   {"evicted", "oversize", "max_traces"},
+		AttrReason:   {"evicted", "oversize", "max_traces", "warm_up", "out_of_order"},
+		AttrHistory:  {"partial", "out_of_order"},
 	}
 }
 
 // TelemetryBuilder holds the processor's self-metrics.
 type TelemetryBuilder struct {
-	Interventions       metric.Int64Counter
-	PSafe               metric.Float64Histogram
-	UnknownStates       metric.Int64Counter
-	ModelAge            metric.Float64Gauge
-	PACCertified        metric.Int64Gauge
-	InvalidTransitions  metric.Int64Counter
-	ModelWrites         metric.Int64Counter
-	TracesHeld          metric.Int64UpDownCounter
-	TracesReleasedEarly metric.Int64Counter
-	LateSpans           metric.Int64Counter
-	PredicateErrors     metric.Int64Counter
-	GroupsEndedEarly    metric.Int64Counter
-	ForwardFailures     metric.Int64Counter
-	PredicateHeld       metric.Int64Counter
-	SpansWithoutTraceID metric.Int64Counter
-	VerdictSpans        metric.Int64Counter
-	QueueFullWaits      metric.Int64Counter
+	Interventions             metric.Int64Counter
+	PSafe                     metric.Float64Histogram
+	UnknownStates             metric.Int64Counter
+	ModelAge                  metric.Float64Gauge
+	PACCertified              metric.Int64Gauge
+	InvalidTransitions        metric.Int64Counter
+	ModelWrites               metric.Int64Counter
+	TracesHeld                metric.Int64UpDownCounter
+	TracesReleasedEarly       metric.Int64Counter
+	LateSpans                 metric.Int64Counter
+	PredicateErrors           metric.Int64Counter
+	GroupsEndedEarly          metric.Int64Counter
+	ForwardFailures           metric.Int64Counter
+	PredicateHeld             metric.Int64Counter
+	SpansWithoutTraceID       metric.Int64Counter
+	VerdictSpans              metric.Int64Counter
+	QueueFullWaits            metric.Int64Counter
+	GroupsHistoryIncomplete   metric.Int64Counter
+	VerdictsHistoryIncomplete metric.Int64Counter
+	Checkpoints               metric.Int64Counter
+	GroupsRestored            metric.Int64Counter
 }
 
 // NewTelemetryBuilder creates the instruments of the table from the
@@ -142,5 +148,20 @@ func (b *TelemetryBuilder) instruments() []selfmetric.Instrument {
 	}, {
 		Name: "otelcol_processor_probguard_queue_full_waits", Field: &b.QueueFullWaits, Enabled: true, Unit: "{batches}",
 		Description: "Batches of incoming spans that waited because the evaluators were behind.",
+	}, {
+		Name: "otelcol_processor_probguard_groups_history_incomplete", Field: &b.GroupsHistoryIncomplete, Enabled: true, Unit: "{groups}",
+		Description: "Groups whose history may be incomplete, by reason; their verdicts carry agentguard.history.",
+		Attributes:  []string{AttrReason},
+	}, {
+		Name: "otelcol_processor_probguard_verdicts_history_incomplete", Field: &b.VerdictsHistoryIncomplete, Enabled: true, Unit: "{verdicts}",
+		Description: "Verdicts reported on a history that may be incomplete, by the agentguard.history they carry.",
+		Attributes:  []string{AttrHistory},
+	}, {
+		Name: "otelcol_processor_probguard_checkpoints", Field: &b.Checkpoints, Enabled: true, Unit: "{checkpoints}",
+		Description: "Checkpoints of the open groups written to the storage extension, by result.",
+		Attributes:  []string{AttrResult},
+	}, {
+		Name: "otelcol_processor_probguard_groups_restored", Field: &b.GroupsRestored, Enabled: true, Unit: "{groups}",
+		Description: "Groups restored from the storage extension's checkpoint at start.",
 	}}
 }

@@ -62,7 +62,14 @@ func TestVerdictValuesAreTheEngines(t *testing.T) {
 // The stage records its metrics with its own keys: they must be the
 // declared ones.
 func TestStageKeysAreDeclared(t *testing.T) {
-	if AttrReason != stage.AttrReason || AttrPredicate != stage.AttrPredicate {
-		t.Errorf("stage keys %q, %q; declared %q, %q", stage.AttrReason, stage.AttrPredicate, AttrReason, AttrPredicate)
+	stageKeys := []string{stage.AttrReason, stage.AttrPredicate, stage.AttrHistory, stage.AttrResult, stage.ResultOK, stage.ResultError}
+	declared := []string{AttrReason, AttrPredicate, AttrHistory, AttrResult, ResultOK, ResultError}
+	if !slices.Equal(stageKeys, declared) {
+		t.Errorf("stage keys and values %q; declared %q", stageKeys, declared)
+	}
+	for _, h := range []stage.History{stage.HistoryPartial, stage.HistoryOutOfOrder} {
+		if !slices.Contains(attributeValues()[AttrHistory], h.String()) {
+			t.Errorf("history %q is not among %q", h, attributeValues()[AttrHistory])
+		}
 	}
 }

@@ -13,7 +13,9 @@ const (
 	AttrAssertion = "assertion"
 	AttrVerdict   = "verdict"
 	AttrReason    = "reason"    // stage.AttrReason
+	AttrResult    = "result"    // stage.AttrResult
 	AttrPredicate = "predicate" // stage.AttrPredicate
+	AttrHistory   = "history"   // stage.AttrHistory
 )
 
 // attributeValues are the closed sets of values (metadata.yaml's enums):
@@ -23,26 +25,38 @@ const (
 func attributeValues() map[string][]string {
 	return map[string][]string{
 		AttrVerdict: {"match", "failure", "pending", "error"},
-		AttrReason:  {"evicted", "oversize", "max_traces"},
+		AttrReason:  {"evicted", "oversize", "max_traces", "warm_up", "out_of_order"},
+		AttrHistory: {"partial", "out_of_order"},
+		AttrResult:  {ResultOK, ResultError},
 	}
 }
 
+// The values of AttrResult: how a checkpoint write went.
+const (
+	ResultOK    = "ok"    // stage.ResultOK
+	ResultError = "error" // stage.ResultError
+)
+
 // TelemetryBuilder holds the processor's self-metrics.
 type TelemetryBuilder struct {
-	Verdicts            metric.Int64Counter
-	TracesHeld          metric.Int64UpDownCounter
-	TracesReleasedEarly metric.Int64Counter
-	LateSpans           metric.Int64Counter
-	EventsPerGroup      metric.Int64Histogram
-	EvaluationTime      metric.Float64Histogram
-	PredicateErrors     metric.Int64Counter
-	ForwardFailures     metric.Int64Counter
-	GroupsEndedEarly    metric.Int64Counter
-	PredicateHeld       metric.Int64Counter
-	SpansWithoutTraceID metric.Int64Counter
-	VerdictSpans        metric.Int64Counter
-	QueueFullWaits      metric.Int64Counter
-	AssertionTriggered  metric.Int64Counter
+	Verdicts                  metric.Int64Counter
+	TracesHeld                metric.Int64UpDownCounter
+	TracesReleasedEarly       metric.Int64Counter
+	LateSpans                 metric.Int64Counter
+	EventsPerGroup            metric.Int64Histogram
+	EvaluationTime            metric.Float64Histogram
+	PredicateErrors           metric.Int64Counter
+	ForwardFailures           metric.Int64Counter
+	GroupsEndedEarly          metric.Int64Counter
+	PredicateHeld             metric.Int64Counter
+	SpansWithoutTraceID       metric.Int64Counter
+	VerdictSpans              metric.Int64Counter
+	QueueFullWaits            metric.Int64Counter
+	AssertionTriggered        metric.Int64Counter
+	GroupsHistoryIncomplete   metric.Int64Counter
+	VerdictsHistoryIncomplete metric.Int64Counter
+	Checkpoints               metric.Int64Counter
+	GroupsRestored            metric.Int64Counter
 }
 
 // NewTelemetryBuilder creates the instruments of the table from the
@@ -105,5 +119,20 @@ func (b *TelemetryBuilder) instruments() []selfmetric.Instrument {
 		Name: "otelcol_processor_temporalcheck_assertion_triggered", Field: &b.AssertionTriggered, Enabled: true, Unit: "{events}",
 		Description: "Events at which an assertion was triggered (a predicate its expression can begin with held), by assertion.",
 		Attributes:  []string{AttrAssertion},
+	}, {
+		Name: "otelcol_processor_temporalcheck_groups_history_incomplete", Field: &b.GroupsHistoryIncomplete, Enabled: true, Unit: "{groups}",
+		Description: "Groups whose history may be incomplete, by reason; their verdicts carry agentguard.history.",
+		Attributes:  []string{AttrReason},
+	}, {
+		Name: "otelcol_processor_temporalcheck_verdicts_history_incomplete", Field: &b.VerdictsHistoryIncomplete, Enabled: true, Unit: "{verdicts}",
+		Description: "Verdicts reported on a history that may be incomplete, by the agentguard.history they carry.",
+		Attributes:  []string{AttrHistory},
+	}, {
+		Name: "otelcol_processor_temporalcheck_checkpoints", Field: &b.Checkpoints, Enabled: true, Unit: "{checkpoints}",
+		Description: "Checkpoints of the open groups written to the storage extension, by result.",
+		Attributes:  []string{AttrResult},
+	}, {
+		Name: "otelcol_processor_temporalcheck_groups_restored", Field: &b.GroupsRestored, Enabled: true, Unit: "{groups}",
+		Description: "Groups restored from the storage extension's checkpoint at start.",
 	}}
 }

@@ -1,0 +1,106 @@
+package stage
+
+import (
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/agentguard/agentguard/internal/verdictattr"
+)
+
+// History says whether a group's history, as the stage handed it to the
+// evaluator, may be incomplete. A verdict decided on such a history is still
+// reported (nothing is hidden), marked with the reason, so that an alert rule
+// can tell a verdict on a whole conversation from one on a fragment. The
+// marks are sticky: a monitor that judged a fragment, or events out of
+// order, carries that into every later verdict of the group.
+type History uint8
+
+const (
+	// HistoryPartial: the group's beginning may be missing. It was first seen
+	// within warm_up after a start without a complete checkpoint (its earlier
+	// traces, or a trace's earlier spans, may have been lost with the
+	// previous process; see warmUp), or it came back after max_traces had
+	// ended it early.
+	HistoryPartial History = 1 << iota
+	// HistoryOutOfOrder: a trace of the group was judged after a later trace
+	// of it (a sender's retry queue redelivering turns out of order).
+	HistoryOutOfOrder
+)
+
+// The reasons a group is marked, as the groups-marked metric counts them.
+const (
+	markWarmUp     = "warm_up"
+	markBound      = "max_traces"
+	markOutOfOrder = "out_of_order"
+)
+
+// Complete reports whether nothing is known to be missing or out of order.
+func (h History) Complete() bool { return h == 0 }
+
+// String is the value of the verdict attribute: "" for a complete history,
+// else partial (which wins: the beginning may be missing), else
+// out_of_order.
+func (h History) String() string {
+	switch {
+	case h&HistoryPartial != 0:
+		return verdictattr.HistoryPartial
+	case h&HistoryOutOfOrder != 0:
+		return verdictattr.HistoryOutOfOrder
+	}
+	return ""
+}
+
+// warmUp decides which new groups are partial after a start. A trace that is
+// a group of its own is partial when it started before the start (part of
+// it may have been held by the process before) and is judged within the
+// window; a conversation is partial when first seen within the window (its
+// earlier turns may have been judged by the process before). Without a
+// window (no Start, as in the offline check, or a start from a complete
+// checkpoint) none is.
+type warmUp struct {
+	from, until atomic.Int64 // unix nanoseconds; until 0: no window
+}
+
+func (w *warmUp) set(from time.Time, d time.Duration) {
+	w.from.Store(from.UnixNano())
+	w.until.Store(from.Add(d).UnixNano())
+}
+
+// partial decides for a new group, judged at now, whose first trace
+// started at traceStart (0: unknown).
+func (w *warmUp) partial(now time.Time, own bool, traceStart pcommon.Timestamp) bool {
+	until := w.until.Load()
+	if until == 0 || now.UnixNano() >= until {
+		return false
+	}
+	return !own || traceStart == 0 || int64(traceStart) < w.from.Load()
+}
+
+// forgotten remembers, per worker, the groups max_traces ended early, so that
+// one that comes back is marked partial. It holds at most limit keys, the
+// most recently ended: memory stays bounded, and a group that comes back
+// after more than limit others were ended is no longer recognised.
+type forgotten struct {
+	keys  *Recent[struct{}]
+	limit int
+}
+
+func newForgotten(limit int) *forgotten {
+	return &forgotten{keys: NewRecent[struct{}](), limit: max(limit, 1)}
+}
+
+func (f *forgotten) add(key string, now time.Time) {
+	f.keys.Touch(key, now, func() struct{} { return struct{}{} })
+	for f.keys.Len() > f.limit {
+		f.keys.Remove(f.keys.Oldest())
+	}
+}
+
+// take reports whether key was ended early, and forgets it: it is marked
+// once, in the group that comes back.
+func (f *forgotten) take(key string) bool {
+	_, ok := f.keys.Remove(key)
+	return ok
+}

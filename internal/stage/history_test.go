@@ -1,0 +1,140 @@
+package stage
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+
+	"github.com/agentguard/agentguard/internal/fixtures"
+)
+
+// feed consumes one stove turn of a conversation and releases it.
+func feed(t *testing.T, s *Stage[*recGroup], clock *time.Time, turn int, conv string) {
+	t.Helper()
+	if err := s.ConsumeTraces(context.Background(), fixtures.StoveTrace(turn, conv, fixtures.ToolCall{Tool: "stir"})); err != nil {
+		t.Fatal(err)
+	}
+	*clock = clock.Add(2 * time.Second)
+	s.Tick(*clock)
+}
+
+// A group first seen within warm_up after Start is partial; one first seen
+// after it is complete, and so is any group of a stage never started (the
+// offline check).
+func TestWarmUpMarksGroupsFirstSeenAfterStart(t *testing.T) {
+	r := newRecorder()
+	cfg := baseConfig()
+	cfg.WarmUp = 30 * time.Second
+	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
+	clock := time.Unix(1_800_000_000, 0)
+	s.UseClock(func() time.Time { return clock })
+	if err := s.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	feed(t, s, &clock, 0, "early")
+	clock = clock.Add(45 * time.Second) // past the warm-up, within group_timeout
+	feed(t, s, &clock, 1, "late")
+	feed(t, s, &clock, 2, "early") // still the group first seen in the window
+	if got := r.marks["early"]; got != HistoryPartial {
+		t.Errorf("group first seen in the warm-up: %v, want partial", got)
+	}
+	if got := r.marks["late"]; !got.Complete() {
+		t.Errorf("group first seen after the warm-up: %v, want complete", got)
+	}
+
+	offline := newRecorder()
+	s2 := newTestStage(t, cfg, offline, new(consumertest.TracesSink))
+	s2.UseClock(func() time.Time { return clock })
+	feed(t, s2, &clock, 0, "early")
+	if got := offline.marks["early"]; !got.Complete() {
+		t.Errorf("a stage never started: %v, want complete", got)
+	}
+	s2.Shutdown(context.Background())
+}
+
+// A group max_traces ended early that comes back is partial: its state was
+// lost to the bound.
+func TestGroupBackAfterBoundIsPartial(t *testing.T) {
+	r := newRecorder()
+	cfg := baseConfig()
+	cfg.MaxTraces, cfg.Workers = 1, 1
+	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
+	clock := time.Unix(1_800_000_000, 0)
+	s.UseClock(func() time.Time { return clock })
+	feed(t, s, &clock, 0, "a")
+	feed(t, s, &clock, 1, "b") // ends a
+	if got := r.marks["a"]; !got.Complete() {
+		t.Fatalf("a before the bound: %v", got)
+	}
+	feed(t, s, &clock, 2, "a") // comes back, ends b
+	if got := r.marks["a"]; got != HistoryPartial {
+		t.Errorf("a back after the bound ended it: %v, want partial", got)
+	}
+	if r.ended["a"] != 1 || r.ended["b"] != 1 {
+		t.Errorf("ended %v", r.ended)
+	}
+	s.Shutdown(context.Background())
+}
+
+// A trace judged after a later trace of its group marks the group out of
+// order, from then on; turns in order do not.
+func TestTraceAfterALaterOneIsOutOfOrder(t *testing.T) {
+	r := newRecorder()
+	s := newTestStage(t, baseConfig(), r, new(consumertest.TracesSink))
+	clock := time.Unix(1_800_000_000, 0)
+	s.UseClock(func() time.Time { return clock })
+	feed(t, s, &clock, 0, "c")
+	feed(t, s, &clock, 1, "c")
+	if got := r.marks["c"]; !got.Complete() {
+		t.Fatalf("turns in order: %v", got)
+	}
+	feed(t, s, &clock, 3, "c")
+	feed(t, s, &clock, 2, "c") // turn 2 redelivered after turn 3
+	if got := r.marks["c"]; got != HistoryOutOfOrder {
+		t.Errorf("turn 2 after turn 3: %v, want out_of_order", got)
+	}
+	feed(t, s, &clock, 4, "c")
+	if got := r.marks["c"]; got != HistoryOutOfOrder {
+		t.Errorf("the turn after: %v, want the mark kept", got)
+	}
+	s.Shutdown(context.Background())
+}
+
+func TestHistoryString(t *testing.T) {
+	for h, want := range map[History]string{0: "", HistoryPartial: "partial", HistoryOutOfOrder: "out_of_order",
+		HistoryPartial | HistoryOutOfOrder: "partial"} {
+		if h.String() != want {
+			t.Errorf("%d: %q, want %q", h, h.String(), want)
+		}
+	}
+}
+
+// With per-trace groups, only a trace that started before the start is
+// partial in the warm-up: one that started after it cannot have left spans
+// in the process before.
+func TestWarmUpMarksTracesStartedBeforeTheStart(t *testing.T) {
+	r := newRecorder()
+	cfg := baseConfig()
+	cfg.GroupBy, cfg.WarmUp, cfg.Late = "trace_id", time.Hour, LateContinue
+	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
+	clock := fixtures.StoveEpoch.Add(90 * time.Second) // run 0 started before, run 2 after
+	s.UseClock(func() time.Time { return clock })
+	if err := s.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	feed(t, s, &clock, 0, "")
+	feed(t, s, &clock, 2, "")
+	before, after := fixtures.StoveTrace(0, "").ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String(),
+		fixtures.StoveTrace(2, "").ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String()
+	if got := r.marks[before]; got != HistoryPartial {
+		t.Errorf("trace started before the start: %v, want partial", got)
+	}
+	if got, ok := r.marks[after]; !ok || !got.Complete() {
+		t.Errorf("trace started after the start: %v (judged %v), want complete", got, ok)
+	}
+}

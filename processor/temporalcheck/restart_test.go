@@ -1,0 +1,172 @@
+package temporalcheck
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/core/predicate"
+	"github.com/agentguard/agentguard/internal/fixtures"
+	"github.com/agentguard/agentguard/internal/verdictattr"
+	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
+)
+
+// lockedClock is a test's time, read by the stage's clock goroutine too.
+type lockedClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *lockedClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *lockedClock) add(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+	return c.t
+}
+
+// weatherConfig is the weather example's te3 over tool calls: back at the
+// weather agent, it answers (get_weather) or hands on, at the next event.
+func weatherConfig() *Config {
+	cfg := createDefaultConfig()
+	cfg.GroupBy = "conversation"
+	cfg.Predicates = predicate.List{
+		{Name: "xferToWeather", Predicate: predicate.Predicate{Tool: "transfer_to_weather"}},
+		{Name: "getWeather", Predicate: predicate.Predicate{Tool: "get_weather"}},
+		{Name: "xferToGreeting", Predicate: predicate.Predicate{Tool: "transfer_to_greeting"}},
+	}
+	cfg.Assertions = []assertion.Config{{Name: "te3", Always: "xferToWeather >> (getWeather | xferToGreeting)"}}
+	cfg.Workers = 2
+	return cfg
+}
+
+// weatherTurn is turn n of conversation conv: one tool call.
+func weatherTurn(n int, conv, tool string) ptrace.Traces {
+	return fixtures.StoveTrace(n, conv, fixtures.ToolCall{Tool: tool})
+}
+
+// A conversation: the weather agent is handed control (turn 3), answers
+// (turn 4), and the user says goodbye (turn 5). In order, te3 holds.
+var conversationTools = map[int]string{1: "transfer_to_greeting", 2: "say_hello", 3: "transfer_to_weather", 4: "get_weather", 5: "say_goodbye"}
+
+// violations lists the te3 violations a sink received, as their deciding
+// span's trace start order (the turn) and mark.
+type violation struct {
+	turn    int
+	history string
+}
+
+func violationsOf(sink *consumertest.TracesSink) []violation {
+	var out []violation
+	for _, td := range sink.AllTraces() {
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, span := range ss.Spans().All() {
+					for _, ev := range span.Events().All() {
+						a := ev.Attributes().AsRaw()
+						if ev.Name() != verdictattr.EvaluationEvent || a[verdictattr.ScoreLabel] != verdictattr.LabelFail {
+							continue
+						}
+						h, _ := a[verdictattr.History].(string)
+						turn := int(span.StartTimestamp().AsTime().Sub(fixtures.StoveEpoch) / time.Minute)
+						out = append(out, violation{turn, h})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// startProcessor creates and starts the processor on the test's clock.
+func startProcessor(t *testing.T, cfg *Config, clock *lockedClock) (*temporalProcessor, *consumertest.TracesSink) {
+	t.Helper()
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := p.(*temporalProcessor)
+	tp.UseClock(clock.now)
+	if err := tp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	return tp, sink
+}
+
+// playTurns plays turns of conversation conv, each released before the
+// next arrives.
+func playTurns(t *testing.T, p *temporalProcessor, clock *lockedClock, conv string, turns ...int) {
+	t.Helper()
+	for _, n := range turns {
+		if err := p.ConsumeTraces(context.Background(), weatherTurn(n, conv, conversationTools[n])); err != nil {
+			t.Fatal(err)
+		}
+		p.Tick(clock.add(15 * time.Second)) // past wait: released
+	}
+}
+
+// The crash and restart: a backend judged turns 1-2 of a
+// conversation and was killed; the restarted one gets the rest from the
+// router's retry queue, turn 4 before turn 3. Judged as they come, te3 sees
+// the transfer to the weather agent (turn 3) followed by the goodbye (turn
+// 5): a violation that did not happen. It must not come unmarked: every
+// verdict of the restarted backend on this conversation is marked, and
+// the one in-order collector reports no violation at all.
+func TestRestartOutOfOrderGivesNoUnmarkedFalseViolation(t *testing.T) {
+	clock := &lockedClock{t: time.Unix(1_800_000_000, 0)}
+
+	reference, refSink := startProcessor(t, weatherConfig(), clock)
+	playTurns(t, reference, clock, "c1", 1, 2, 3, 4, 5)
+	shutdown(t, reference)
+	if got := violationsOf(refSink); len(got) != 0 {
+		t.Fatalf("in order, one collector: violations %v, want none", got)
+	}
+
+	crashed, _ := startProcessor(t, weatherConfig(), clock)
+	playTurns(t, crashed, clock, "c1", 1, 2)
+	// killed: nothing more of it is read (its Shutdown below only stops its
+	// goroutines; its sink is not looked at).
+	defer shutdown(t, crashed)
+
+	// The restarted backend marks the false violation partial (the
+	// conversation was first seen in its warm-up); with warm_up: 0, the
+	// out-of-order turn alone marks it.
+	for _, tt := range []struct {
+		warmUp *time.Duration
+		want   string
+	}{{nil, verdictattr.HistoryPartial}, {new(time.Duration), verdictattr.HistoryOutOfOrder}} {
+		cfg := weatherConfig()
+		cfg.WarmUp = tt.warmUp
+		clock.add(10 * time.Second)
+		restarted, sink := startProcessor(t, cfg, clock)
+		playTurns(t, restarted, clock, "c1", 4, 3, 5)
+		shutdown(t, restarted)
+		got := violationsOf(sink)
+		if len(got) == 0 {
+			t.Fatal("no violation after the out-of-order redelivery: the scenario no longer tests the marking")
+		}
+		for _, v := range got {
+			if v.history == "" {
+				t.Errorf("unmarked violation at turn %d after the restart", v.turn)
+			}
+		}
+		// te3 fails where the goodbye came instead of an answer.
+		if want := []violation{{5, tt.want}}; !slices.Equal(got, want) {
+			t.Errorf("violations after the restart %v, want %v", got, want)
+		}
+	}
+}
