@@ -27,6 +27,7 @@ package predicate
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl"
 )
@@ -60,6 +61,14 @@ type Predicate struct {
 	// and a transfer predicate at the transfers that did not fail (a failed
 	// transfer moved no control). See FailedCondition.
 	Failed *bool `mapstructure:"failed"`
+	// Args and Result narrow Tool by fields of the call's arguments and
+	// result; Capture binds names of the capture dict to values of the call
+	// (fields.go, call.go). A predicate that captures or compares with a
+	// captured value is a capture predicate: its bit says its span-local
+	// part holds, and assertions apply the rest to each evaluation's dict.
+	Args    Fields    `mapstructure:"args"`
+	Result  Fields    `mapstructure:"result"`
+	Capture []Capture `mapstructure:"capture"`
 	// Set and Reset make a latched predicate: it holds from an event where Set
 	// holds until an event where Reset holds (false there unless Set holds
 	// too). Both are required together.
@@ -108,9 +117,12 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("predicate %q: %w", p.Name, err))
 		}
 	}
+	errs = append(errs, c.validateCaptures()...)
 	if c.Events != nil {
 		if err := c.Events.validate(); err != nil {
 			errs = append(errs, fmt.Errorf("events: %w", err))
+		} else if len(c.Events.Capture) > 0 || c.Events.compares() {
+			errs = append(errs, errors.New("events: cannot capture or compare with captured values: it decides span by span which spans are events"))
 		} else if c.Events.latched() {
 			errs = append(errs, errors.New("events: cannot be latched: it decides span by span which spans are events"))
 		}
@@ -128,6 +140,57 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Captures are the bits of the capture predicates: those that bind names or
+// compare with bound values (texpr.Assertion.Captures).
+func (c Config) Captures() uint64 {
+	var mask uint64
+	for i, p := range c.Predicates {
+		if len(p.Capture) > 0 || p.compares() {
+			mask |= 1 << uint(i)
+		}
+	}
+	return mask
+}
+
+// validateCaptures checks that every name compared with is bound by some
+// predicate, and that latches neither bind nor compare.
+func (c Config) validateCaptures() []error {
+	var errs []error
+	bound := map[string]bool{}
+	for _, p := range c.Predicates {
+		for _, b := range p.Capture {
+			bound[b.Name] = true
+		}
+	}
+	for _, p := range c.Predicates {
+		for _, f := range append(slices.Clone(p.Args), p.Result...) {
+			if (f.Kind == FieldCaptured || f.Kind == FieldContainsCaptured) && !bound[f.Name] {
+				errs = append(errs, fmt.Errorf("predicate %q: field %q compares with %q, which no predicate captures", p.Name, f.Path, f.Name))
+			}
+		}
+		if p.latched() && (p.Set.capturesDeep() || p.Reset.capturesDeep()) {
+			errs = append(errs, fmt.Errorf("predicate %q: a latched predicate's set and reset cannot capture or compare with captured values", p.Name))
+		}
+	}
+	return errs
+}
+
+func (p *Predicate) compares() bool {
+	for _, f := range append(slices.Clone(p.Args), p.Result...) {
+		if f.Kind == FieldCaptured || f.Kind == FieldContainsCaptured {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Predicate) capturesDeep() bool {
+	if p == nil {
+		return false
+	}
+	return len(p.Capture) > 0 || p.compares() || p.Set.capturesDeep() || p.Reset.capturesDeep()
 }
 
 func (c Config) bitsNeeded() int {
@@ -175,6 +238,8 @@ func (p *Predicate) validate() error {
 		return fmt.Errorf("give exactly one shorthand, got %v", forms)
 	case p.Failed != nil && p.Tool == "" && p.TransferTo == "":
 		return fmt.Errorf("failed: only narrows tool or transfer_to (got %s)", forms[0])
+	case (len(p.Args) > 0 || len(p.Result) > 0 || len(p.Capture) > 0) && p.Tool == "":
+		return fmt.Errorf("args, result and capture only narrow tool (got %s)", forms[0])
 	case p.latched() && (p.Set == nil || p.Reset == nil):
 		return errors.New("a latched predicate needs both set and reset")
 	case p.latched():

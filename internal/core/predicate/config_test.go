@@ -97,7 +97,7 @@ func TestDecodeErrors(t *testing.T) {
 		want  string
 	}{
 		{map[string]any{"name": "x", "tol": "say_hello"},
-			`predicate "x": unknown key "tol": valid keys are condition, tool, transfer_to, agent, failed, set, reset`},
+			`predicate "x": unknown key "tol": valid keys are condition, tool, transfer_to, agent, failed, args, result, capture, set, reset`},
 		{map[string]any{"name": "x", "set": map[string]any{"tools": "a"}, "reset": "true"},
 			`predicate "x": set: unknown key "tools"`},
 		{map[string]any{"name": "x", "tool": 3},

@@ -20,6 +20,7 @@ type spanFacts struct {
 	tlKind, tlEntity, handoffTo, gotoNode string
 	adkArgs, oiInput, genaiArgs, tlInput  pcommon.Value
 	tlOutput                              pcommon.Value
+	adkResult, genaiResult, oiOutput      pcommon.Value // read by result matchers only
 	// The tool a span names in each convention, derived once (toolNamed
 	// compares with them): tool.name on a TOOL span, traceloop.entity.name on
 	// a tool span, the span name `execute_tool <tool>` without
@@ -59,6 +60,9 @@ const (
 	seenOINode
 	seenOIAgent
 	seenMetadata
+	seenADKResult
+	seenGenAIResult
+	seenOIOutput
 )
 
 // gather reads the span's attributes into f, which must be zero (a fresh
@@ -96,6 +100,12 @@ func (f *spanFacts) gather(span ptrace.Span, agents bool) {
 			f.value(&f.tlInput, seenTLInput, v)
 		case "traceloop.entity.output":
 			f.value(&f.tlOutput, seenTLOutput, v)
+		case "gcp.vertex.agent.tool_response":
+			f.value(&f.adkResult, seenADKResult, v)
+		case "gen_ai.tool.call.result":
+			f.value(&f.genaiResult, seenGenAIResult, v)
+		case "output.value":
+			f.value(&f.oiOutput, seenOIOutput, v)
 		default:
 			if agents {
 				f.agentFact(k, v)

@@ -39,14 +39,6 @@ const memoSize = 8
 // converters are OTTL's standard converters with ParseJSON memoised, for
 // one Set: its conditions share the one memo. A Set is used by one goroutine
 // at a time, so the memo takes no lock.
-func converters() (map[string]ottl.Factory[*ottlspan.TransformContext], error) {
-	m, err := newJSONMemo()
-	if err != nil {
-		return nil, err
-	}
-	return m.converters(), nil
-}
-
 func (m *jsonMemo) converters() map[string]ottl.Factory[*ottlspan.TransformContext] {
 	fs := ottlfuncs.StandardConverters[*ottlspan.TransformContext]()
 	fs[parseJSONName] = ottl.NewFactory(parseJSONName, &parseJSONArgs{}, m.create)

@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
+
+	"github.com/agentguard/agentguard/internal/core/texpr"
 )
 
 // Bits is the truth of each predicate at one event: bit i for predicate i in
@@ -57,6 +59,9 @@ type Set struct {
 	agents   bool // some native condition is an agent's: gather its facts too
 	control  bool // some condition is an agent predicate's: it makes events
 	ottl     bool // some condition runs OTTL: make a TransformContext
+	memo     *jsonMemo
+	// capture predicates: their specs by bit (nil when there are none)
+	captureSpecs []*fieldSpec
 }
 
 type condition struct {
@@ -65,6 +70,7 @@ type condition struct {
 	cond    *ottl.Condition[*ottlspan.TransformContext]
 	native  *native // when set, runs instead of cond (same meaning, faster)
 	control bool    // an agent predicate's: where it holds is an event
+	fields  *fieldSpec
 }
 
 // Compile checks cfg and compiles it. Errors name the predicate and carry
@@ -79,11 +85,11 @@ func compile(cfg Config, set Settings, native bool) (*Set, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	convs, err := converters() // ParseJSON memoised: jsonmemo.go
+	memo, err := newJSONMemo() // ParseJSON memoised: jsonmemo.go
 	if err != nil {
 		return nil, fmt.Errorf("OTTL parser: %w", err)
 	}
-	parser, err := ottlspan.NewParser(convs, set.Telemetry, ottlspan.EnablePathContextNames())
+	parser, err := ottlspan.NewParser(memo.converters(), set.Telemetry, ottlspan.EnablePathContextNames())
 	if err != nil {
 		return nil, fmt.Errorf("OTTL parser: %w", err)
 	}
@@ -93,7 +99,7 @@ func compile(cfg Config, set Settings, native bool) (*Set, error) {
 	}
 	s := &Set{
 		silent: cfg.ErrorMode == ottl.SilentError, logger: logger, onError: set.OnError,
-		evalCtx: context.Background(), outMask: lowBits(len(cfg.Predicates)),
+		evalCtx: context.Background(), outMask: lowBits(len(cfg.Predicates)), memo: memo,
 	}
 	b := builder{set: s, parser: &parser, next: uint(len(cfg.Predicates)), native: native}
 	events := Predicate{Condition: DefaultEvents}
@@ -113,7 +119,13 @@ func compile(cfg Config, set Settings, native bool) (*Set, error) {
 	}
 	s.stateful = len(s.latches) > 0
 	for _, c := range append(s.conds, s.events) {
-		s.facts = s.facts || c.native != nil
+		s.facts = s.facts || c.native != nil || c.fields != nil
+		if c.fields.dict() {
+			if s.captureSpecs == nil {
+				s.captureSpecs = make([]*fieldSpec, len(cfg.Predicates))
+			}
+			s.captureSpecs[c.bit] = c.fields
+		}
 		s.agents = s.agents || (c.native != nil && c.native.kind == nativeAgent)
 		s.ottl = s.ottl || c.native == nil
 	}
@@ -165,7 +177,7 @@ func (b *builder) parse(owner string, p *Predicate, bit uint) (condition, error)
 		}
 		return condition{}, fmt.Errorf("predicate %q: %w", owner, err)
 	}
-	cond := condition{owner: owner, bit: bit, cond: c, control: p.Agent != ""}
+	cond := condition{owner: owner, bit: bit, cond: c, control: p.Agent != "", fields: newFieldSpec(p)}
 	if b.native {
 		cond.native = nativeFor(p)
 	}
@@ -209,6 +221,30 @@ func (s *Set) Stateful() bool { return s.stateful }
 // evaluation error makes its condition false at this span; it is counted
 // through OnError, never fatal.
 func (s *Set) Eval(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) (isEvent bool, sig Signals) {
+	return s.eval(rs, ss, span, nil)
+}
+
+// Captures are the bits of the capture predicates (Config.Captures).
+func (s *Set) Captures() uint64 {
+	var mask uint64
+	for i, fs := range s.captureSpecs {
+		if fs != nil {
+			mask |= 1 << uint(i)
+		}
+	}
+	return mask
+}
+
+// EvalCaptured is Eval that also returns what the capture predicates that
+// hold at the span read there (nil when none holds), from the same parse
+// of the span's JSON.
+func (s *Set) EvalCaptured(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) (bool, Signals, *Captured) {
+	var c *Captured
+	isEvent, sig := s.eval(rs, ss, span, &c)
+	return isEvent, sig, c
+}
+
+func (s *Set) eval(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, captured **Captured) (isEvent bool, sig Signals) {
 	ev := evaluation{set: s, rs: rs, ss: ss, span: span}
 	defer ev.close()
 	if s.facts {
@@ -232,7 +268,25 @@ func (s *Set) Eval(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Sp
 			sig |= 1 << c.bit
 		}
 	}
+	if captured != nil && s.captureSpecs != nil {
+		*captured = ev.captured(sig)
+	}
 	return true, sig
+}
+
+// captured reads the values of the capture predicates that hold.
+func (ev *evaluation) captured(sig Signals) *Captured {
+	var c *Captured
+	for bit, fs := range ev.set.captureSpecs {
+		if fs == nil || sig&(1<<uint(bit)) == 0 {
+			continue
+		}
+		if c == nil {
+			c = &Captured{specs: ev.set.captureSpecs, vals: make([][]texpr.Value, len(ev.set.captureSpecs))}
+		}
+		c.vals[bit] = fs.values(ev)
+	}
+	return c
 }
 
 // evaluation is one span's: its facts, and its OTTL context once one is
@@ -244,9 +298,18 @@ type evaluation struct {
 	span  ptrace.Span
 	facts spanFacts
 	tCtx  *ottlspan.TransformContext
+	// the call's arguments and result, read once (call.go)
+	args, result callValue
 }
 
 func (ev *evaluation) holds(c *condition) bool {
+	if c.fields != nil {
+		return ev.base(c) && c.fields.match(ev)
+	}
+	return ev.base(c)
+}
+
+func (ev *evaluation) base(c *condition) bool {
 	if c.native != nil {
 		return c.native.match(&ev.facts)
 	}
@@ -281,7 +344,7 @@ func describe(p *Predicate) string {
 	if p.latched() {
 		return "latch(set: " + describe(p.Set) + "; reset: " + describe(p.Reset) + ")"
 	}
-	return p.OTTL()
+	return p.OTTL() + p.fieldsText()
 }
 
 func lowBits(n int) uint64 {

@@ -17,7 +17,7 @@ var (
 	_ confmap.Unmarshaler = (*Named)(nil)
 )
 
-var predicateKeys = []string{"condition", "tool", "transfer_to", "agent", "failed", "set", "reset"}
+var predicateKeys = []string{"condition", "tool", "transfer_to", "agent", "failed", "args", "result", "capture", "set", "reset"}
 
 // UnmarshalText takes the string form: an OTTL condition.
 func (p *Predicate) UnmarshalText(text []byte) error {
@@ -87,6 +87,12 @@ func decodeMap(m map[string]any) (Predicate, error) {
 			p.Agent, err = stringValue(k, m[k])
 		case "failed":
 			p.Failed, err = boolValue(k, m[k])
+		case "args":
+			p.Args, err = decodeFields(k, m[k])
+		case "result":
+			p.Result, err = decodeFields(k, m[k])
+		case "capture":
+			p.Capture, err = decodeCaptures(m[k])
 		case "set":
 			p.Set, err = nested(k, m[k])
 		case "reset":
