@@ -96,7 +96,7 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.T
 		mask, any := texpr.Triggers(a.Spec.Expr)
 		r.triggers = append(r.triggers, trigger{mask, any})
 	}
-	runner := assertion.NewRunner(compiled, assertion.Options{MaxEventsPerGroup: cfg.MaxEventsPerGroup})
+	runner := assertion.NewRunner(compiled, assertion.Options{MaxEventsPerGroup: cfg.MaxEventsPerGroup, Captures: cfg.Config.Captures()})
 	perTrace := cfg.GroupBy == temporalcheck.GroupByTrace
 	seqs := map[string]*sequenceSoFar{}
 	groups := map[string]bool{}
@@ -131,7 +131,7 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.T
 			seq.bits = append(seq.bits, ev.Bits)
 			seq.events = append(seq.events, ev)
 			last := perTrace && i == len(evs)-1
-			r.take(runner.Run(key, []assertion.Event{{Bits: ev.Bits, Time: int64(ev.Start), Name: ev.Span.Name(), Span: ev.Span}}, last), seq)
+			r.take(runner.Run(key, []assertion.Event{{Bits: ev.Bits, Time: int64(ev.Start), Name: ev.Span.Name(), Span: ev.Span, Captures: ev.Captures}}, last), seq)
 			// The runner starts a new sequence there, its cycles from 1.
 			switch {
 			case last:

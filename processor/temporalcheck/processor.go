@@ -50,7 +50,7 @@ func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Tr
 		return nil, err
 	}
 	c := &checker{cfg: cfg, tel: tel, runner: assertion.NewRunner(compiled, assertion.Options{
-		Passes: cfg.Report == ReportAll, MaxEventsPerGroup: cfg.MaxEventsPerGroup,
+		Passes: cfg.Report == ReportAll, MaxEventsPerGroup: cfg.MaxEventsPerGroup, Captures: cfg.Config.Captures(),
 	})}
 	c.verdictAttrs = map[*assertion.Compiled][]metric.AddOption{}
 	for i := range compiled {
@@ -89,7 +89,7 @@ func (c *checker) Open(string) *assertion.Group { return c.runner.NewGroup() }
 func (c *checker) Events(ctx context.Context, key string, g *assertion.Group, h stage.History, seq []sequence.Event) {
 	evs := make([]assertion.Event, len(seq))
 	for i, ev := range seq {
-		evs[i] = assertion.Event{Bits: ev.Bits, Time: int64(ev.Start), Name: predicate.Describe(ev.Span), Span: ev.Span}
+		evs[i] = assertion.Event{Bits: ev.Bits, Time: int64(ev.Start), Name: predicate.Describe(ev.Span), Span: ev.Span, Captures: ev.Captures}
 	}
 	c.countTriggers(ctx, evs)
 	c.tel.EventsPerGroup.Record(ctx, int64(len(evs)))

@@ -16,6 +16,9 @@ type Event struct {
 	Time int64       // the span's start, unix nanoseconds
 	Name string      // the span's name, for explanations
 	Span ptrace.Span // the span, while the caller still holds it
+	// Captures are what the capture predicates do at this event
+	// (events.Source sets them on sequence.Event); nil without them.
+	Captures texpr.Captures
 }
 
 // Verdict is a verdict of one assertion in one group.
@@ -41,6 +44,10 @@ type Options struct {
 	// MaxEventsPerGroup finishes a group's sequence (applying on_end) when it
 	// reaches this many events, and starts a new one: it bounds memory.
 	MaxEventsPerGroup int
+	// Captures are the bits of the capture predicates
+	// (predicate.Config.Captures): an assertion naming one evaluates with a
+	// capture dict per thread.
+	Captures uint64
 }
 
 // Runner runs the assertions over groups. A group's state is a Group, which
@@ -71,6 +78,7 @@ type eventInfo struct {
 func NewRunner(assertions []Compiled, opts Options) *Runner {
 	for i := range assertions {
 		assertions[i].Spec.Passes = opts.Passes
+		assertions[i].Spec.Captures = opts.Captures
 		if opts.Passes {
 			assertions[i].Spec.Trees = texpr.TreesAll
 		}
@@ -95,7 +103,7 @@ func (r *Runner) Step(key string, g *Group, events []Event) []Verdict {
 	for _, ev := range events {
 		g.events = append(g.events, eventInfo{ev.Name, ev.Time, ev.Bits})
 		for i := range g.monitors {
-			for _, v := range g.monitors[i].Step(texpr.Event{Bits: ev.Bits, Time: ev.Time, Ref: len(g.events) - 1}) {
+			for _, v := range g.monitors[i].Step(texpr.Event{Bits: ev.Bits, Time: ev.Time, Ref: len(g.events) - 1, Captures: ev.Captures}) {
 				out = append(out, r.verdict(key, g, i, v, ev.Span, true, false))
 			}
 		}
@@ -253,7 +261,9 @@ func heldText(a *Compiled, bits uint64) string {
 	return b.String()
 }
 
-// writeHeld writes the predicates that held, as [a b].
+// writeHeld writes the predicates that held, as [a b]; a capture
+// predicate, whose span-local part held, with a ?: whether it held under an
+// evaluation's dict is in the trace tree.
 func writeHeld(b *strings.Builder, a *Compiled, bits uint64) {
 	b.WriteByte('[')
 	first := true
@@ -265,6 +275,9 @@ func writeHeld(b *strings.Builder, a *Compiled, bits uint64) {
 			b.WriteByte(' ')
 		}
 		b.WriteString(name)
+		if a.Spec.Captures&(1<<i) != 0 {
+			b.WriteByte('?')
+		}
 		first = false
 	}
 	b.WriteByte(']')
@@ -303,6 +316,9 @@ func expectation(a *Compiled, g *Group, v texpr.Verdict, atEnd bool) string {
 // event last had come, as expression text ("a or b"); "" when that cannot be
 // told within the budget.
 func expected(a *Compiled, g *Group, start, last int) string {
+	if texpr.UsesCaptures(a.Spec.Expr, a.Spec.Captures) {
+		return "" // Waits reads bits alone: it cannot tell what a dict allowed
+	}
 	bits := make([]uint64, last)
 	for i := range bits {
 		bits[i] = g.events[i].bits

@@ -22,6 +22,11 @@ type Source struct {
 	set     *predicate.Set
 	groupBy string
 	errors  Errors // OTTL errors since the last call
+	// With capture predicates, what they read at each span of the batch
+	// Split is reading, by arrival (nil where none held): classify fills it
+	// and attach hands it to the events, so that a span's JSON is read once.
+	captures bool
+	arrived  []*predicate.Captured
 }
 
 // Errors are the OTTL evaluation errors of one call: how many, and the first
@@ -48,8 +53,12 @@ func NewSource(cfg predicate.Config, groupBy string, ts component.TelemetrySetti
 		return nil, err
 	}
 	s.set = set
+	s.captures = set.Captures() != 0
 	return s, nil
 }
+
+// Captures are the bits of the capture predicates (predicate.Config.Captures).
+func (s *Source) Captures() uint64 { return s.set.Captures() }
 
 // Names are the predicates in bit order.
 func (s *Source) Names() []string { return s.set.Names() }
@@ -58,8 +67,31 @@ func (s *Source) Names() []string { return s.set.Names() }
 func (s *Source) NewLatch() predicate.Latch { return s.set.NewLatch() }
 
 func (s *Source) classify(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) (bool, uint64) {
-	isEvent, sig := s.set.Eval(rs, ss, span)
+	if !s.captures {
+		isEvent, sig := s.set.Eval(rs, ss, span)
+		return isEvent, uint64(sig)
+	}
+	isEvent, sig, c := s.set.EvalCaptured(rs, ss, span)
+	s.arrived = append(s.arrived, c) // Split reads the spans in arrival order
 	return isEvent, uint64(sig)
+}
+
+// split is sequence.Split with each event's captures attached.
+func (s *Source) split(td ptrace.Traces, groupBy string) []sequence.Trace {
+	traces := sequence.Split(td, s.classify, groupBy)
+	if !s.captures {
+		return traces
+	}
+	for _, tr := range traces {
+		for i := range tr.Events {
+			if c := s.arrived[tr.Events[i].Arrival]; c != nil {
+				tr.Events[i].Captures = c
+			}
+		}
+	}
+	clear(s.arrived)
+	s.arrived = s.arrived[:0]
+	return traces
 }
 
 // Extract returns the events of a chunk of one group's spans (a complete
@@ -67,7 +99,7 @@ func (s *Source) classify(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span pt
 // latch advanced over them, and how many OTTL errors evaluating them raised.
 // The events' spans are handles into td.
 func (s *Source) Extract(td ptrace.Traces, latch *predicate.Latch) (evs []sequence.Event, errs Errors) {
-	traces := sequence.Split(td, s.classify, sequence.ByTraceID)
+	traces := s.split(td, sequence.ByTraceID)
 	if len(traces) == 1 {
 		evs = traces[0].Events
 	} else {
@@ -94,7 +126,7 @@ func (s *Source) Groups(tds []ptrace.Traces) (groups []Group, errs Errors) {
 	}
 	var keys []string
 	byKey := map[string][][]sequence.Event{}
-	for _, tr := range sequence.Split(all, s.classify, s.groupBy) {
+	for _, tr := range s.split(all, s.groupBy) {
 		key := tr.ID.String()
 		if tr.GroupFound {
 			key = tr.Group

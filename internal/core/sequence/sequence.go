@@ -21,6 +21,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/core/texpr"
 )
 
 // ByTraceID as GroupBy makes each trace its own group.
@@ -66,6 +68,10 @@ type Event struct {
 	Signals uint64
 	// Bits is the predicate truth at this event: Signals until Fold sets it.
 	Bits uint64
+	// Captures are what the capture predicates do here, with a thread's
+	// dict (texpr.Captures); nil without capture predicates. The caller's
+	// Classifier cannot return them: events.Source sets them after Split.
+	Captures texpr.Captures
 }
 
 // Trace is one trace's events in order, and its group.
