@@ -11,6 +11,15 @@ import "fmt"
 // past it every live root is abandoned with an ERROR verdict, as in the fast
 // mode.
 
+// dictState is a monitor's capture mode: its live roots, the evaluations
+// the thread cap still allows them, and the history's captures (beside
+// Monitor.hist, from the same base).
+type dictState struct {
+	roots []dictRoot
+	left  int
+	caps  []Captures
+}
+
 // dictRoot is a live top-level evaluation in capture mode.
 type dictRoot struct {
 	eval    treeEval
@@ -21,7 +30,13 @@ type dictRoot struct {
 
 // stepDict is Step in capture mode, ev being the event just appended to the
 // history.
-func (m *Monitor) stepDict(ev *Event) {
+func (m *Monitor) stepDict(event Event) {
+	ev := &event
+	if m.dm == nil {
+		m.dm = &dictState{left: m.a.MaxThreads}
+	}
+	dm := m.dm
+	dm.caps = append(dm.caps, ev.Captures)
 	defer func() {
 		if r := recover(); r != nil {
 			if r != errTreeBudget {
@@ -30,21 +45,21 @@ func (m *Monitor) stepDict(ev *Event) {
 			m.abandonDict()
 		}
 	}()
-	live := m.droots[:0]
-	for _, r := range m.droots {
+	live := dm.roots[:0]
+	for _, r := range dm.roots {
 		if m.stepDictRoot(&r, ev) {
 			live = append(live, r)
 		}
 	}
-	clear(m.droots[len(live):])
-	m.droots = live
+	clear(dm.roots[len(live):])
+	dm.roots = live
 	if m.a.Anchored && m.cycle > 1 {
 		return
 	}
-	r := dictRoot{rp: &replay{left: &m.left, captures: m.a.Captures}, start: m.cycle}
+	r := dictRoot{rp: &replay{left: &dm.left, captures: m.a.Captures}, start: m.cycle}
 	r.eval = r.rp.start(m.a.Expr, m.cycle, Dict{})
 	if m.stepDictRoot(&r, ev) {
-		m.droots = append(m.droots, r)
+		dm.roots = append(dm.roots, r)
 	}
 }
 
@@ -62,7 +77,7 @@ func (m *Monitor) stepDictRoot(r *dictRoot, ev *Event) bool {
 		m.decided(v, m.treesIfWanted(v, func() []*Record { return []*Record{r.eval.record(m.cycle)} }))
 	}
 	if !alive {
-		m.left += r.rp.spent
+		m.dm.left += r.rp.spent
 	}
 	return alive
 }
@@ -82,28 +97,33 @@ var noTrees = []*Record{}
 
 // abandonDict drops every live root after the thread cap was exceeded.
 func (m *Monitor) abandonDict() {
+	dm := m.dm
 	first := m.cycle
-	if len(m.droots) > 0 {
-		first = m.droots[0].start
+	if len(dm.roots) > 0 {
+		first = dm.roots[0].start
 	}
-	n := len(m.droots) + 1 // the roots, and the one starting at this event
+	n := len(dm.roots) + 1 // the roots, and the one starting at this event
 	m.emit(Verdict{Kind: Error, Start: first, End: m.cycle, Count: uint64(n), Violation: true,
 		TreeNote: fmt.Sprintf("more than %d live threads: %d evaluations started at cycles %d..%d abandoned",
 			m.a.MaxThreads, n, first, m.cycle)}, noTrees)
-	clear(m.droots)
-	m.droots = m.droots[:0]
-	m.left = m.a.MaxThreads
+	clear(dm.roots)
+	dm.roots = dm.roots[:0]
+	dm.left = m.a.MaxThreads
 	m.errors++
 }
 
 // finishDict applies the end policy to the live roots of capture mode.
 func (m *Monitor) finishDict() {
-	for _, r := range m.droots {
+	if m.dm == nil {
+		return
+	}
+	dm := m.dm
+	for _, r := range dm.roots {
 		if !r.matched {
 			m.finishLive(r.start, func() *Record { return r.eval.record(m.cycle) })
 		}
 	}
-	clear(m.droots)
-	m.droots = m.droots[:0]
-	m.left = m.a.MaxThreads
+	clear(dm.roots)
+	dm.roots = dm.roots[:0]
+	dm.left = m.a.MaxThreads
 }

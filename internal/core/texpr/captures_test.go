@@ -393,3 +393,25 @@ func TestCaptureThreadCap(t *testing.T) {
 		t.Errorf("%d threads after Finish", m.Threads())
 	}
 }
+
+// An expression without capture predicates stays allocation-free although
+// the assertion declares some and its events carry captures.
+func TestNoAllocationsWithoutCaptures(t *testing.T) {
+	e, err := Parse("a >> b + c", abc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMonitor(Assertion{Expr: e, Captures: 1 << 3})
+	var caps Captures = testCaptures{1}
+	evs := []Event{{Bits: 1, Captures: caps}, {Bits: 2, Captures: caps}, {Bits: 4, Captures: caps}, {Bits: 1, Captures: caps}}
+	for _, ev := range evs {
+		m.Step(ev)
+	}
+	i := 0
+	if n := testing.AllocsPerRun(1000, func() {
+		m.Step(evs[i%len(evs)])
+		i++
+	}); n != 0 {
+		t.Errorf("%v allocations a step", n)
+	}
+}

@@ -148,13 +148,11 @@ type root struct {
 // Monitor runs one assertion over a sequence of events, one event at a time.
 // It is not safe for concurrent use.
 type Monitor struct {
-	a        *Assertion
-	prog     *node
+	a        *Assertion // its compiled expression is a.prog
 	mach     machine
 	roots    []root
-	droots   []dictRoot // capture mode (captures.go): the live roots instead of roots
-	left     int        // capture mode: evaluations the thread cap still allows
-	hist     []Event    // events from cycle base on: what a replay may need
+	dm       *dictState // capture mode (captures.go); nil otherwise
+	hist     []stored   // events from cycle base on: what a replay may need
 	base     int
 	cycle    int
 	verdicts []Verdict
@@ -193,18 +191,28 @@ func (m *Monitor) init(a *Assertion) {
 		a.prog = compile(a.Expr)
 		a.dict = UsesCaptures(a.Expr, a.Captures)
 	}
-	*m = Monitor{a: a, prog: a.prog, base: 1, left: a.MaxThreads}
+	*m = Monitor{a: a, base: 1}
 }
 
 // Cycle is the number of events consumed since the last Finish.
 func (m *Monitor) Cycle() int { return m.cycle }
 
 // Live is the number of top-level evaluations still running.
-func (m *Monitor) Live() int { return len(m.roots) + len(m.droots) }
+func (m *Monitor) Live() int {
+	if m.dm != nil {
+		return len(m.roots) + len(m.dm.roots)
+	}
+	return len(m.roots)
+}
 
 // Threads is the number of live sub-evaluations (in capture mode, the
 // sub-evaluations the live roots created).
-func (m *Monitor) Threads() int { return m.mach.live + m.a.MaxThreads - m.left }
+func (m *Monitor) Threads() int {
+	if m.dm != nil {
+		return m.mach.live + m.a.MaxThreads - m.dm.left
+	}
+	return m.mach.live
+}
 
 // Step consumes the next event and returns the verdicts it decided. The slice
 // is reused by the next call.
@@ -212,12 +220,16 @@ func (m *Monitor) Step(ev Event) []Verdict {
 	m.verdicts = m.verdicts[:0]
 	if m.finished {
 		m.hist, m.base, m.cycle, m.finished = m.hist[:0], 1, 0, false
+		if m.dm != nil {
+			clear(m.dm.caps)
+			m.dm.caps = m.dm.caps[:0]
+		}
 	}
 	m.prune()
 	m.cycle++
-	m.hist = append(m.hist, ev)
+	m.hist = append(m.hist, stored{ev.Bits, ev.Time, ev.Ref})
 	if m.a.dict {
-		m.stepDict(&m.hist[len(m.hist)-1])
+		m.stepDict(ev) // by value: a pointer would move every Step's event to the heap
 		return m.verdicts
 	}
 	live := m.roots[:0]
@@ -250,7 +262,7 @@ func (m *Monitor) startRoot(ev Event) {
 	r := root{start: m.cycle}
 	var k uint64
 	var alive bool
-	r.eval, k, alive = m.mach.begin(m.prog, ev.Bits)
+	r.eval, k, alive = m.mach.begin(m.a.prog, ev.Bits)
 	m.settle(&r, k, alive)
 	if alive {
 		m.roots = append(m.roots, r)
@@ -358,7 +370,28 @@ func (m *Monitor) emit(v Verdict, trees []*Record) {
 	m.verdicts = append(m.verdicts, v)
 }
 
-func (m *Monitor) event(cycle int) Event { return m.hist[cycle-m.base] }
+// stored is an event as the history keeps it; capture mode keeps the
+// events' captures beside it (dictState.caps), so that a monitor without
+// captures keeps no room for them: a processor holds a monitor per assertion
+// per open group.
+type stored struct {
+	Bits uint64
+	Time int64
+	Ref  int
+}
+
+func (m *Monitor) event(cycle int) stored { return m.hist[cycle-m.base] }
+
+// replayed is the event of a cycle in the history, as the tree evaluator
+// takes it.
+func (m *Monitor) replayed(cycle int) Event {
+	h := m.hist[cycle-m.base]
+	ev := Event{Bits: h.Bits, Time: h.Time, Ref: h.Ref}
+	if m.dm != nil {
+		ev.Captures = m.dm.caps[cycle-m.base]
+	}
+	return ev
+}
 
 // Timestamp is the time of a cycle still in the monitor's history (the
 // cycles of the verdicts just returned are).
@@ -371,18 +404,21 @@ func (m *Monitor) prune() {
 	if len(m.roots) > 0 {
 		oldest = m.roots[0].start
 	}
-	if len(m.droots) > 0 {
-		oldest = m.droots[0].start
+	if m.dm != nil && len(m.dm.roots) > 0 {
+		oldest = m.dm.roots[0].start
 	}
 	dead := oldest - m.base
 	if dead == 0 || dead*2 < len(m.hist) {
 		return
 	}
+	// Stored events hold no pointers: the dropped tail needs no clearing.
 	n := copy(m.hist, m.hist[dead:])
-	if m.a.dict {
-		clear(m.hist[n:]) // the dropped events' captures
-	}
 	m.hist = m.hist[:n]
+	if m.dm != nil {
+		copy(m.dm.caps, m.dm.caps[dead:])
+		clear(m.dm.caps[n:])
+		m.dm.caps = m.dm.caps[:n]
+	}
 	m.base = oldest
 }
 
@@ -399,7 +435,8 @@ func (m *Monitor) explain(v *Verdict) {
 	rp := newReplay(m.a.MaxThreads, m.a.Captures)
 	ev := rp.start(m.a.Expr, v.Start, Dict{})
 	for c := v.Start; c <= v.End; c++ {
-		ms, alive := ev.step(c, &m.hist[c-m.base])
+		e := m.replayed(c)
+		ms, alive := ev.step(c, &e)
 		if c == v.End && v.Kind == Match {
 			v.Trees = ms
 			return
