@@ -87,3 +87,42 @@ func BenchmarkJSONField(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSetEvalCaptures: the paper's predicates beside three that read
+// the weather call's arguments and result (a regexp, a capture, a
+// comparison with a capture), over every span of the ADK for TypeScript
+// run; one op is one span, its captures read (EvalCaptured) as
+// events.Source reads them. "paper" is the same loop without them.
+func BenchmarkSetEvalCaptures(b *testing.B) {
+	extra := []Named{
+		{Name: "nyc", Predicate: Predicate{Tool: "get_weather", Args: Fields{mustField(b, "city", "^New York$")}}},
+		{Name: "askCity", Predicate: Predicate{Tool: "get_weather", Capture: []Capture{{Name: "city", From: "args.city"}}}},
+		{Name: "sameCity", Predicate: Predicate{Tool: "get_weather", Result: Fields{mustField(b, "report", map[string]any{"contains_captured": "city"})}}},
+	}
+	for _, tc := range []struct {
+		name  string
+		extra []Named
+	}{{"paper", nil}, {"paper+args+captures", extra}} {
+		b.Run(tc.name, func(b *testing.B) {
+			cfg := paperConfig("weather_agent_v2")
+			cfg.Predicates = append(cfg.Predicates, tc.extra...)
+			s := mustCompile(b, cfg, func(string, error) { b.Fatal("evaluation error") })
+			spans := spansInOrder(fixtures.Traces(b, "adk-js/strong-run-01.json"))
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				l := spans[i%len(spans)]
+				s.EvalCaptured(l.rs, l.ss, l.span)
+				i++
+			}
+		})
+	}
+}
+
+func mustField(b *testing.B, path string, raw any) FieldMatch {
+	f, err := decodeField(path, raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return f
+}
