@@ -92,3 +92,27 @@ $(LIVE_APP)/node_modules/.package-lock.json: $(LIVE_APP)/package-lock.json
 # real episodes over OTLP/HTTP): the collector's own CPU time per span.
 household-cpu: dist
 	$(GO) run ./examples/household/cmd/pipelinecpu -n 1500
+
+# The README's Markov-chain figures at scale: the issue's chains written by
+# gentra into $(DTMC_DATA) (10^5 and 10^6 random chains of out-degree 8, the
+# lazy variant, birth-death lines of 10^3 to 10^5 states with self-loops of
+# 0.999 and 0.99999), then `agentguard reach` on each, one at a time: the
+# method, certified bound and read/solve/write times, the wall time and peak
+# memory, and for the lines the largest distance to the exact i/(N+1).
+.PHONY: dtmc-scale
+DTMC_DATA ?= dist/dtmc
+DTMC_CHAINS = random-1e5-5:random:100000:0.05:0 random-1e5-0.5:random:100000:0.005:0 \
+	random-1e6-5:random:1000000:0.05:0 random-1e6-0.5:random:1000000:0.005:0 lazy-1e5:lazy:100000:0.05:0 \
+	line-1e3-0.999:line:1000:0:0.999 line-1e4-0.999:line:10000:0:0.999 line-1e4-0.99999:line:10000:0:0.99999 \
+	line-1e5-0.999:line:100000:0:0.999 line-1e5-0.99999:line:100000:0:0.99999
+dtmc-scale:
+	mkdir -p $(DTMC_DATA)
+	$(GO) build -o $(DTMC_DATA)/agentguard ./cmd/agentguard
+	$(GO) build -o $(DTMC_DATA)/gentra ./internal/core/dtmc/gentra
+	@for c in $(DTMC_CHAINS); do \
+	  set -- $$(echo $$c | tr : ' '); name=$$1 family=$$2 n=$$3 absorb=$$4 stay=$$5; f=$(DTMC_DATA)/$$name; \
+	  [ -f $$f.tra ] || $(DTMC_DATA)/gentra -family $$family -n $$n -absorb $$absorb -stay $$stay -o $$f || exit 1; \
+	  echo "== $$name"; \
+	  /usr/bin/time -f "   %e s wall, %U s user, %M KB peak" $(DTMC_DATA)/agentguard reach --tra $$f.tra --lab $$f.lab --target target > $$f.out || exit 1; \
+	  if [ $$family = line ]; then awk -v N=$$n 'NR>1 && NR<=N+1 {d=$$2-$$1/(N+1); if (d<0) d=-d; if (d>m) m=d} END {printf "   largest |p(i) - i/(N+1)|: %g\n", m}' $$f.out; fi; \
+	done

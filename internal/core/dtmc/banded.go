@@ -1,18 +1,25 @@
 package dtmc
 
-import "math"
+import (
+	"math"
+	"slices"
+	"sort"
+)
 
 // bandedLU is the LU factorization without pivoting of I − Q on the maybe
-// states in index order, stored by rows within its band: entry (i, j) of the
-// factors, |i − j| within the bandwidths, is at a[i*w + j − i + kl]. I − Q is
-// a non-singular M-matrix (every maybe state can leave), so Gaussian
+// states, in index order or in the reverse Cuthill-McKee order when that is
+// narrower, stored by rows within its band: entry (i, j) of the factors,
+// |i − j| within the bandwidths, is at a[i*w + j − i + kl]. I − Q is a
+// non-singular M-matrix (every maybe state can leave), so Gaussian
 // elimination needs no pivoting, its pivots stay positive, and the factors
 // stay within the band: a chain whose maybe states only step to nearby
-// indices (a birth-death line is tridiagonal) factorizes in time m·kl·ku
-// without fill outside it.
+// states in some order (a birth-death line is tridiagonal, however it is
+// numbered) factorizes in time m·kl·ku without fill outside it.
 type bandedLU struct {
 	m, kl, ku, w int
 	a            []float64
+	perm         []int32   // band row → position among the maybe states; nil: the same
+	work         []float64 // solve's permuted vector
 }
 
 // Limits of the banded factorization: the band's entries (memory) and the
@@ -24,43 +31,65 @@ const (
 )
 
 // bandwidths returns the largest distances below and above the diagonal of
-// the maybe states' system in index order; sv.index must map them.
-func (sv *Solver) bandwidths(c *Chain) (kl, ku int) {
-	for i, s := range sv.maybe {
+// the maybe states' system when state s is row row[s]; it stops early, with
+// a band too wide, as soon as the band exceeds what may be stored.
+func (sv *Solver) bandwidths(c *Chain, row []int32) (kl, ku int) {
+	m := len(sv.maybe)
+	for _, s := range sv.maybe {
+		if bandTooWide(m, kl, ku) {
+			return kl, ku
+		}
+		i := int(row[s])
 		cols, probs := c.Row(int(s))
 		for k, t := range cols {
 			if sv.class[t] != classMaybe || probs[k] == 0 {
 				continue
 			}
-			j := int(sv.index[t])
+			j := int(row[t])
 			kl, ku = max(kl, i-j), max(ku, j-i)
 		}
 	}
 	return kl, ku
 }
 
-// factorBanded factorizes the maybe states' system when its band is narrow
-// enough; false when it is not, or a pivot is not positive.
+func bandTooWide(m, kl, ku int) bool {
+	return m*(kl+ku+1) > bandedMaxEntries || m*kl*max(ku, 1) > bandedMaxWork
+}
+
+// factorBanded factorizes the maybe states' system when its band, in index
+// order or else in reverse Cuthill-McKee order, is narrow enough; false when
+// it is not, or a pivot is not positive.
 func (sv *Solver) factorBanded(c *Chain) (factorization, bool) {
 	m := len(sv.maybe)
 	sv.index = grow(sv.index, c.NumStates())
 	for i, s := range sv.maybe {
 		sv.index[s] = int32(i)
 	}
-	kl, ku := sv.bandwidths(c)
-	w := kl + ku + 1
-	if m*w > bandedMaxEntries || m*kl*max(ku, 1) > bandedMaxWork {
-		return nil, false
+	row := sv.index
+	var perm []int32
+	kl, ku := sv.bandwidths(c, row)
+	if bandTooWide(m, kl, ku) {
+		if perm, row = sv.reverseCuthillMcKee(c, bandedMaxEntries/m); perm == nil {
+			return nil, false
+		}
+		if kl, ku = sv.bandwidths(c, row); bandTooWide(m, kl, ku) {
+			return nil, false
+		}
 	}
+	w := kl + ku + 1
 	sv.dense = grow(sv.dense, m*w)
-	f := &bandedLU{m: m, kl: kl, ku: ku, w: w, a: sv.dense}
+	f := &bandedLU{m: m, kl: kl, ku: ku, w: w, a: sv.dense, perm: perm}
+	if perm != nil {
+		f.work = make([]float64, m)
+	}
 	clear(f.a)
-	for i, s := range sv.maybe {
+	for _, s := range sv.maybe {
+		i := int(row[s])
 		f.a[i*w+kl] = 1
 		cols, probs := c.Row(int(s))
 		for k, t := range cols {
 			if sv.class[t] == classMaybe && probs[k] != 0 {
-				f.a[i*w+int(sv.index[t])-i+kl] -= probs[k]
+				f.a[i*w+int(row[t])-i+kl] -= probs[k]
 			}
 		}
 	}
@@ -85,7 +114,129 @@ func (sv *Solver) factorBanded(c *Chain) (factorization, bool) {
 	return f, true
 }
 
+// reverseCuthillMcKee orders the maybe states by breadth-first search over
+// the undirected graph of their edges, each component from a state of least
+// degree, neighbours by increasing degree, and reverses the order: the
+// classic heuristic for a narrow band. It returns perm (band row → position
+// among the maybe states) and row (state → band row), or nil as soon as a
+// level of the search is wider than maxWidth: the band would be about as wide
+// (a random sparse chain's levels grow geometrically), and the search stops
+// after touching a few of its states.
+func (sv *Solver) reverseCuthillMcKee(c *Chain, maxWidth int) (perm, row []int32) {
+	m := len(sv.maybe)
+	neighbours := func(s int32, visit func(int32)) {
+		cols, probs := c.Row(int(s))
+		for k, t := range cols {
+			if t != s && probs[k] != 0 && sv.class[t] == classMaybe {
+				visit(t)
+			}
+		}
+		for _, t := range c.Predecessors(int(s)) {
+			if t != s && sv.class[t] == classMaybe {
+				visit(t)
+			}
+		}
+	}
+	// A probe first: a search from any state of a random sparse chain
+	// widens past maxWidth within a few levels, and then the degrees of a
+	// million states need not be counted.
+	seen := make([]bool, m)
+	probe := []int32{0}
+	seen[0] = true
+	for head, levelEnd := 0, 1; head < len(probe); head++ {
+		if head == levelEnd {
+			if len(probe)-levelEnd > maxWidth {
+				return nil, nil
+			}
+			levelEnd = len(probe)
+		}
+		neighbours(sv.maybe[probe[head]], func(t int32) {
+			if j := sv.index[t]; !seen[j] {
+				seen[j] = true
+				probe = append(probe, j)
+			}
+		})
+	}
+	clear(seen)
+	// The degrees, and the states by increasing degree (a counting sort).
+	degree := make([]int32, m)
+	maxDegree := int32(0)
+	for i, s := range sv.maybe {
+		d := int32(0)
+		cols, probs := c.Row(int(s))
+		for k, t := range cols {
+			if t != s && probs[k] != 0 && sv.class[t] == classMaybe {
+				d++
+			}
+		}
+		for _, t := range c.Predecessors(int(s)) {
+			if t != s && sv.class[t] == classMaybe {
+				d++
+			}
+		}
+		degree[i], maxDegree = d, max(maxDegree, d)
+	}
+	first := make([]int, maxDegree+2)
+	for _, d := range degree {
+		first[d+1]++
+	}
+	for d := range maxDegree + 1 {
+		first[d+1] += first[d]
+	}
+	starts := make([]int32, m)
+	for i, d := range degree {
+		starts[first[d]] = int32(i)
+		first[d]++
+	}
+	perm = make([]int32, 0, m)
+	for _, root := range starts {
+		if seen[root] {
+			continue
+		}
+		seen[root] = true
+		perm = append(perm, root)
+		levelEnd := len(perm)
+		for head := len(perm) - 1; head < len(perm); head++ {
+			if head == levelEnd {
+				if len(perm)-levelEnd > maxWidth {
+					return nil, nil
+				}
+				levelEnd = len(perm)
+			}
+			from := len(perm)
+			neighbours(sv.maybe[perm[head]], func(t int32) {
+				if j := sv.index[t]; !seen[j] {
+					seen[j] = true
+					perm = append(perm, j)
+				}
+			})
+			added := perm[from:]
+			sort.Slice(added, func(a, b int) bool { return degree[added[a]] < degree[added[b]] })
+		}
+	}
+	slices.Reverse(perm)
+	row = make([]int32, c.NumStates())
+	for k, i := range perm {
+		row[sv.maybe[i]] = int32(k)
+	}
+	return perm, row
+}
+
 func (f *bandedLU) solve(v []float64) {
+	if f.perm != nil {
+		for k, i := range f.perm {
+			f.work[k] = v[i]
+		}
+		f.solveBand(f.work)
+		for k, i := range f.perm {
+			v[i] = f.work[k]
+		}
+		return
+	}
+	f.solveBand(v)
+}
+
+func (f *bandedLU) solveBand(v []float64) {
 	m, kl, ku, w, a := f.m, f.kl, f.ku, f.w, f.a
 	for i := range m {
 		sum := v[i]

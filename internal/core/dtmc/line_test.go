@@ -113,23 +113,62 @@ func checkLine(t *testing.T, p []float64, bound float64, perm []int) {
 	t.Logf("bound %.3g, largest error %.3g", bound, worst)
 }
 
-// A line numbered at random has no narrow band: at 700 states the band is
-// the whole matrix, still cheap enough; at 990 it is not, BiCGSTAB cannot
-// certify the answer, and it is factorized densely (up to denseFallbackMax
-// maybe states).
+// A line numbered at random has no narrow band in index order: at 700
+// states the band is the whole matrix, still cheap enough; at 2 000 it is
+// not, and the reverse Cuthill-McKee order finds the line again.
 func TestShuffledLines(t *testing.T) {
-	for _, tc := range []struct {
-		n      int
-		method Method
-	}{{700, MethodBanded}, {990, MethodDirect}} {
-		perm := rand.New(rand.NewPCG(3, 3)).Perm(tc.n + 2)
-		c, target := lineChain(tc.n, 0.999, perm)
+	for _, n := range []int{700, 2_000} {
+		perm := rand.New(rand.NewPCG(3, 3)).Perm(n + 2)
+		c, target := lineChain(n, 0.999, perm)
 		p := make([]float64, c.NumStates())
 		res, err := mustSolver(t, Options{}).Reach(c, target, p)
-		if err != nil || res.Method != tc.method || res.Bound > DefaultTolerance {
-			t.Fatalf("n=%d: %+v %v", tc.n, res, err)
+		if err != nil || res.Method != MethodBanded || res.Bound > DefaultTolerance {
+			t.Fatalf("n=%d: %+v %v", n, res, err)
 		}
 		checkLine(t, p, res.Bound, perm)
+	}
+}
+
+// A random chain made persistent (a self-loop of 0.9999 added to every
+// transient row, the rest scaled down) has the same absorption probabilities
+// as the chain itself, up to the rounding of the scaled rows (about 10⁻¹¹
+// here). Every size is certified without interval iteration: by dense LU
+// up to DirectMax, then by whichever of the band and BiCGSTAB fits.
+func TestPersistentRandomChains(t *testing.T) {
+	for _, n := range []int{300, 990, 3_000} {
+		c, target := randomSparseChain(rand.New(rand.NewPCG(4, uint64(n))), n, 8, 0.05)
+		rows := make([][]Transition, c.NumStates())
+		for s := range rows {
+			cols, probs := c.Row(s)
+			if s >= n {
+				rows[s] = []Transition{{s, 1}}
+				continue
+			}
+			rows[s] = []Transition{{s, 0.9999}}
+			for k, t := range cols {
+				if int(t) == s {
+					rows[s][0].Prob += probs[k] * 0.0001
+					continue
+				}
+				rows[s] = append(rows[s], Transition{int(t), probs[k] * 0.0001})
+			}
+		}
+		lazy, err := FromRows(rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, q := make([]float64, c.NumStates()), make([]float64, c.NumStates())
+		if _, err := mustSolver(t, Options{}).Reach(c, target, p); err != nil {
+			t.Fatal(err)
+		}
+		res, err := mustSolver(t, Options{}).Reach(lazy, target, q)
+		if err != nil || res.Method == MethodInterval || res.Bound > DefaultTolerance {
+			t.Fatalf("n=%d: %+v %v", n, res, err)
+		}
+		if d := maxDiff(p, q); d > 2e-9 {
+			t.Errorf("n=%d: the persistent chain's answer is %g from the chain's", n, d)
+		}
+		t.Logf("n=%d: %s, bound %.3g", n, res.Method, res.Bound)
 	}
 }
 

@@ -179,6 +179,9 @@ func FuzzReadTra(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string) {
 		c, _, err := ReadTra(strings.NewReader(src), "fuzz.tra")
 		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.tra") {
+				t.Fatalf("the error does not name the file: %v", err)
+			}
 			return
 		}
 		var buf bytes.Buffer
@@ -198,6 +201,9 @@ func FuzzReadLab(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string) {
 		labels, err := ReadLab(strings.NewReader(src), "fuzz.lab", 3)
 		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.lab") {
+				t.Fatalf("the error does not name the file: %v", err)
+			}
 			return
 		}
 		var buf bytes.Buffer
