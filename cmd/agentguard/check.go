@@ -344,6 +344,8 @@ func printReport(w io.Writer, rep *checkReport) {
 	for _, a := range rep.Assertions {
 		by := "starts with " + strings.Join(a.TriggeredBy, ", ")
 		switch {
+		case a.Kind == "initially":
+			by = "the first event of each sequence only"
 		case a.EveryEvent:
 			by = "every event"
 		case len(a.TriggeredBy) == 0:

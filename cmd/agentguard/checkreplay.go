@@ -62,8 +62,9 @@ type replayed struct {
 
 // trigger is an assertion's FIRST set, computed once.
 type trigger struct {
-	mask uint64
-	any  bool
+	mask     uint64
+	any      bool
+	anchored bool // an initially assertion: only a sequence's first event can trigger it
 }
 
 // sequenceSoFar is a group's current sequence: what a pending verdict's
@@ -94,7 +95,7 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.T
 	r := &replayed{held: make([]int, len(names)), triggered: make([]int, len(compiled)), compiled: compiled, pending: []pendingVerdict{}}
 	for _, a := range compiled {
 		mask, any := texpr.Triggers(a.Spec.Expr)
-		r.triggers = append(r.triggers, trigger{mask, any})
+		r.triggers = append(r.triggers, trigger{mask, any, a.Spec.Anchored})
 	}
 	runner := assertion.NewRunner(compiled, assertion.Options{MaxEventsPerGroup: cfg.MaxEventsPerGroup, Captures: cfg.Config.Captures()})
 	perTrace := cfg.GroupBy == temporalcheck.GroupByTrace
@@ -122,8 +123,8 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.T
 		r.ottlErrors += errs.Count
 		for i, ev := range evs {
 			groups[key] = true
-			r.count(ev.Bits)
 			seq := seqs[key]
+			r.count(ev.Bits, seq == nil || len(seq.events) == 0)
 			if seq == nil {
 				seq = &sequenceSoFar{}
 				seqs[key] = seq
@@ -209,8 +210,9 @@ func newTrace(td ptrace.Traces, seen map[pcommon.TraceID]bool) (pcommon.TraceID,
 	return id, true
 }
 
-// count adds one event's predicates and triggers.
-func (r *replayed) count(bits uint64) {
+// count adds one event's predicates and triggers; first: the event begins
+// its group's sequence.
+func (r *replayed) count(bits uint64, first bool) {
 	r.events++
 	for i := range r.held {
 		if bits&(1<<uint(i)) != 0 {
@@ -218,7 +220,7 @@ func (r *replayed) count(bits uint64) {
 		}
 	}
 	for i, t := range r.triggers {
-		if bits&t.mask != 0 || t.any {
+		if (bits&t.mask != 0 || t.any) && (first || !t.anchored) {
 			r.triggered[i]++
 		}
 	}

@@ -27,6 +27,7 @@ func commands() map[string]command {
 		"export":   {"write a learned model as PRISM language or explicit .tra/.lab files", runExport},
 		"learn":    {"learn a probguard model from recorded OTLP/JSON traces (or merge shards) and print its PAC report", runLearn},
 		"risk":     {"every state of a probguard model: P_safe, flags and the most likely way to unsafe", runRisk},
+		"mine":     {"propose the pattern-library assertions that hold on every group of good traces, as a processor block", runMine},
 		"evaluate": {"replay held-out traces through probguard at several thresholds: warnings in time, lead, false alarms", runEvaluate},
 	}
 }

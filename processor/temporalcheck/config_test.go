@@ -72,8 +72,9 @@ func TestPatternsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(compiled) != 3 || compiled[0].Expression != "xferToWeather >> (getWeather | xferToGreeting | xferToFarewell)" ||
-		compiled[1].Pattern != "max_calls(x: sayHello, n: 1)" || compiled[2].Kind != "initially" {
+	if len(compiled) != 4 || compiled[0].Expression != "xferToWeather >> (getWeather | xferToGreeting | xferToFarewell)" ||
+		compiled[1].Pattern != "max_calls(x: sayHello, n: 1)" || compiled[2].Kind != "initially" ||
+		compiled[3].Pattern != "never(x: xferToFarewell)" || compiled[3].Expression != "xferToFarewell" {
 		t.Errorf("patterns: %+v", compiled)
 	}
 	for name, want := range map[string]string{

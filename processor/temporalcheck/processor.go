@@ -39,9 +39,10 @@ type checker struct {
 // trigger is when an assertion is triggered (texpr.Triggers), with its
 // metric attribute made once.
 type trigger struct {
-	mask uint64
-	any  bool
-	attr metric.AddOption
+	mask     uint64
+	any      bool
+	anchored bool // an initially assertion: only a sequence's first event can trigger it
+	attr     metric.AddOption
 }
 
 func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Traces, tel *metadata.TelemetryBuilder) (*temporalProcessor, error) {
@@ -63,7 +64,8 @@ func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Tr
 	}
 	for _, a := range compiled {
 		mask, any := texpr.Triggers(a.Spec.Expr)
-		c.triggers = append(c.triggers, trigger{mask: mask, any: any, attr: metric.WithAttributes(attribute.String(metadata.AttrAssertion, a.Name))})
+		c.triggers = append(c.triggers, trigger{mask: mask, any: any, anchored: a.Spec.Anchored,
+			attr: metric.WithAttributes(attribute.String(metadata.AttrAssertion, a.Name))})
 	}
 	s, err := stage.New(stage.Config{
 		Bounds: cfg.bounds(), GroupBy: cfg.GroupBy, Late: stage.LatePass,
@@ -91,7 +93,7 @@ func (c *checker) Events(ctx context.Context, key string, g *assertion.Group, h 
 	for i, ev := range seq {
 		evs[i] = assertion.Event{Bits: ev.Bits, Time: int64(ev.Start), Name: predicate.Describe(ev.Span), Span: ev.Span, Captures: ev.Captures}
 	}
-	c.countTriggers(ctx, evs)
+	c.countTriggers(ctx, evs, g.Len())
 	c.tel.EventsPerGroup.Record(ctx, int64(len(evs)))
 	c.report(ctx, c.runner.Step(key, g, evs), h, nil)
 }
@@ -106,11 +108,15 @@ func (c *checker) verdictAttr(v assertion.Verdict) metric.AddOption {
 }
 
 // countTriggers counts, per assertion, the events that triggered it: an
-// assertion never triggered was never tested (see agentguard check).
-func (c *checker) countTriggers(ctx context.Context, evs []assertion.Event) {
+// assertion never triggered was never tested (see agentguard check). seen
+// is the number of the sequence's events before evs.
+func (c *checker) countTriggers(ctx context.Context, evs []assertion.Event, seen int) {
 	for _, t := range c.triggers {
 		n := 0
-		for _, ev := range evs {
+		for i, ev := range evs {
+			if t.anchored && seen+i > 0 {
+				break
+			}
 			if t.any || ev.Bits&t.mask != 0 {
 				n++
 			}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.opentelemetry.io/collector/confmap"
+
 	"github.com/agentguard/agentguard/internal/core/pattern"
 	"github.com/agentguard/agentguard/internal/core/texpr"
 )
@@ -127,4 +129,26 @@ func orNothing(keys []string) string {
 		return "none"
 	}
 	return strings.Join(keys, " and ")
+}
+
+// Unmarshal reads an assertion as the collector gives it. never with
+// parameters ({x: ...}) is the never pattern; never with text, the
+// expression: both are the same key, so it is sorted out here.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	raw := conf.ToStringMap()
+	params, isPattern := raw["never"].(map[string]any)
+	if isPattern {
+		delete(raw, "never")
+	}
+	type plain Config // without this method
+	if err := confmap.NewFromStringMap(raw).Unmarshal((*plain)(c)); err != nil {
+		return err
+	}
+	if isPattern {
+		if c.Pattern == nil {
+			c.Pattern = map[string]any{}
+		}
+		c.Pattern["never"] = params
+	}
+	return nil
 }

@@ -120,6 +120,10 @@ func (r *Runner) End(key string, g *Group) []Verdict {
 	return r.finish(key, g, ptrace.Span{}, false)
 }
 
+// Len is the number of events of the group's current sequence: the next
+// event is its first when Len is 0.
+func (g *Group) Len() int { return len(g.events) }
+
 // Groups is the number of groups open in the runner's own map.
 func (r *Runner) Groups() int { return len(r.groups) }
 

@@ -89,7 +89,8 @@ func (p Pattern) Meaning() string {
 		}
 		r = append(r, "{"+a.Name+"}", text)
 	}
-	return strings.NewReplacer(r...).Replace(p.def.meaning)
+	text := strings.NewReplacer(r...).Replace(p.def.meaning)
+	return strings.NewReplacer(" 1 events", " 1 event", "at most 1 times", "at most once").Replace(text)
 }
 
 // arg is the parameter called name (the definitions ask for each one).
@@ -154,7 +155,7 @@ var library = []def{
 			x, y := p.ev("x"), p.ev("y")
 			return Expansion{Never, x + " + (" + y + " | " + not(p, "x") + " * " + span(1, Horizon) + " + " + y + ")", "ignore"}
 		}},
-	{"response", []param{x, y, k}, "every {x} is followed by {y} within {k} events (an {x} fewer than {k} events before the group ends without {y} is pending)",
+	{"response", []param{x, y, k}, "every {x} is followed by {y} within {k} events (pending when the group ends sooner)",
 		func(p Pattern) Expansion {
 			return Expansion{Always, p.ev("x") + " >> " + within(p, "y", "~"+paren(p.ev("y")), p.arg("k").Count), "inconclusive"}
 		}},
@@ -170,7 +171,7 @@ var library = []def{
 		}},
 	{"first", []param{x}, "the group's first event is {x}",
 		func(p Pattern) Expansion { return Expansion{Initially, p.ev("x"), "inconclusive"} }},
-	{"handoff_returns", []param{to, tools, back, k}, "after every {to}, control comes back with {back} within {k} events, and every event before it is {tools} (a return still outstanding when the group ends is pending)",
+	{"handoff_returns", []param{to, tools, back, k}, "after every {to}, control comes back with {back} within {k} events, and every event before it is {tools} (pending when the group ends sooner)",
 		func(p Pattern) Expansion {
 			return Expansion{Always, p.ev("to") + " >> " + within(p, "back", paren(p.ev("tools")), p.arg("k").Count), "inconclusive"}
 		}},

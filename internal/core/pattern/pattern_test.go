@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/internal/core/pattern"
+	"github.com/agentguard/agentguard/internal/core/texpr"
 )
 
 var preds = []string{"a", "b", "c", "d"}
@@ -351,7 +352,8 @@ func TestExpansions(t *testing.T) {
 
 // FuzzPatternConfig feeds assertion entries, as YAML, through the path the
 // collector takes (confmap into assertion.Config, then Compile): nothing
-// panics, and an accepted pattern's expansion prints back as it parsed.
+// panics, and an accepted pattern's expansion prints back as text that
+// parses to the same expression.
 func FuzzPatternConfig(f *testing.F) {
 	for _, seed := range []string{
 		"{name: p, requires: {x: a}}",
@@ -361,6 +363,7 @@ func FuzzPatternConfig(f *testing.F) {
 		"{name: p, handoff_returns: {to: a, tools: [b, c], back: d, k: 2}}",
 		"{name: p, max_consecutive: {x: [a, a], n: 1048575}}",
 		"{name: p, never: a, first: {x: a}}",
+		"{name: p, never: {x: [a, b]}}",
 		"{name: p, never_after: {x: a, y: 1.5}}",
 		"{name: p, first: [a]}",
 		"{name: p, requiers: {x: a}}",
@@ -387,8 +390,9 @@ func FuzzPatternConfig(f *testing.F) {
 		if a.Pattern == "" {
 			return
 		}
-		if got := a.Spec.Expr.String(); got != a.Expression {
-			t.Fatalf("%s: expansion %q prints back as %q", a.Pattern, a.Expression, got)
+		again, err := texpr.Parse(a.Spec.Expr.String(), preds)
+		if err != nil || !again.Equal(a.Spec.Expr) {
+			t.Fatalf("%s: expansion %q prints back as %q, which parses to another expression (%v)", a.Pattern, a.Expression, a.Spec.Expr, err)
 		}
 		if a.Spec.Anchored != (a.Kind == pattern.Initially) || a.Spec.Never != (a.Kind == pattern.Never) {
 			t.Fatalf("%s: kind %s, spec %+v", a.Pattern, a.Kind, a.Spec)
