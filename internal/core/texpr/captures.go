@@ -56,6 +56,9 @@ func (m *Monitor) stepDict(event Event) {
 	if m.a.Anchored && m.cycle > 1 {
 		return
 	}
+	if m.untriggered(ev) {
+		return
+	}
 	r := dictRoot{rp: &replay{left: &dm.left, captures: m.a.Captures}, start: m.cycle}
 	r.eval = r.rp.start(m.a.Expr, m.cycle, Dict{})
 	if m.stepDictRoot(&r, ev) {
@@ -126,4 +129,25 @@ func (m *Monitor) finishDict() {
 	clear(dm.roots)
 	dm.roots = dm.roots[:0]
 	dm.left = m.a.MaxThreads
+}
+
+// untriggered decides, without building an evaluation, the root of
+// "p >> x" or "p + x" at an event where p's bit is clear: the vacuous match,
+// or a failure, whatever the dict (a capture predicate needs its bit), as
+// machine.begin does in the fast mode. A verdict reported with its tree
+// takes the tree evaluator's way.
+func (m *Monitor) untriggered(ev *Event) bool {
+	x := m.a.Expr
+	if (x.Op != OpCond && x.Op != OpConcat) || x.L.Op != OpPred || x.L.Index < 0 || ev.Bits&(1<<uint(x.L.Index)) != 0 {
+		return false
+	}
+	v := Verdict{Kind: Failure, Start: m.cycle, End: m.cycle, Violation: !m.a.Never}
+	if x.Op == OpCond {
+		v = Verdict{Kind: Match, Start: m.cycle, End: m.cycle, Count: 1, Violation: m.a.Never}
+	}
+	if (v.Violation || m.a.Passes) && m.wantsTree(v) {
+		return false
+	}
+	m.decided(v, noTrees)
+	return true
 }

@@ -271,6 +271,12 @@ func TestCapturesAgainstOracle(t *testing.T) {
 			t.Fatalf("case %d: %s (captures %03b) over %v\n got  %s\n want %s", i, e, mask, evs,
 				strings.Join(got, ", "), strings.Join(want, ", "))
 		}
+		// Without trees (where untriggered roots take no evaluation), the
+		// same verdicts.
+		if got, want := countedVerdicts(t, e, mask, evs), withoutDicts(want); !slices.Equal(got, want) {
+			t.Fatalf("case %d without trees: %s (captures %03b)\n got  %s\n want %s", i, e, mask,
+				strings.Join(got, ", "), strings.Join(want, ", "))
+		}
 	}
 }
 
@@ -414,4 +420,45 @@ func TestNoAllocationsWithoutCaptures(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("%v allocations a step", n)
 	}
+}
+
+// countedVerdicts runs capture mode without trees: matches by their count.
+func countedVerdicts(t testing.TB, e *Expr, mask uint64, evs []Event) verdicts {
+	m := NewMonitor(Assertion{Expr: e, Passes: true, Captures: mask})
+	var out verdicts
+	collect := func(vs []Verdict) {
+		for _, v := range vs {
+			if v.Trees != nil {
+				t.Fatalf("%s: trees not asked for: %v", e, v.Trees)
+			}
+			switch v.Kind {
+			case Match:
+				for range v.Count {
+					out = append(out, fmt.Sprintf("M %d/%d", v.Start, v.End))
+				}
+			case Failure:
+				out = append(out, fmt.Sprintf("F %d/%d", v.Start, v.End))
+			case Pending:
+				out = append(out, fmt.Sprintf("P %d", v.Start))
+			}
+		}
+	}
+	for _, ev := range evs {
+		collect(m.Step(ev))
+	}
+	collect(m.Finish())
+	slices.Sort(out)
+	return out
+}
+
+func withoutDicts(vs verdicts) verdicts {
+	out := make(verdicts, len(vs))
+	for i, v := range vs {
+		if strings.HasPrefix(v, "M ") {
+			v = v[:strings.IndexByte(v, '{')-1]
+		}
+		out[i] = v
+	}
+	slices.Sort(out)
+	return out
 }
