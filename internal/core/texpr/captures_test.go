@@ -462,3 +462,26 @@ func withoutDicts(vs verdicts) verdicts {
 	slices.Sort(out)
 	return out
 }
+
+// FuzzCaptureEngine holds capture mode to the capture oracle on fuzzed
+// expressions, signals, values and capture masks.
+func FuzzCaptureEngine(f *testing.F) {
+	f.Add("a + b", uint64(0b010001), uint64(0x21), uint8(6), uint8(3))
+	f.Add("first(a | c) + once(b & b)", uint64(0x5a5a), uint64(0x1234), uint8(9), uint8(7))
+	f.Add("(a ^ c) * (1,2) >> ~b", uint64(0x2b4d), uint64(0x999), uint8(8), uint8(5))
+	f.Fuzz(func(t *testing.T, src string, bits, vals uint64, n, mask uint8) {
+		e, err := Parse(src, abc)
+		m := uint64(mask & 7)
+		if err != nil || len(src) > 40 || maxRepeat(e) > 4 || !UsesCaptures(e, m) {
+			return
+		}
+		evs := make([]Event, 1+int(n)%10)
+		for i := range evs {
+			evs[i] = Event{Bits: (bits >> (3 * uint(i))) & 7, Captures: testCaptures{int(vals>>(2*uint(i))) % 3}}
+		}
+		want := dictOracle{evs, m}.verdicts(e)
+		if got := dictVerdicts(t, e, m, evs); !slices.Equal(got, want) {
+			t.Fatalf("%s (captures %03b)\n got  %v\n want %v", e, m, got, want)
+		}
+	})
+}
