@@ -44,6 +44,9 @@ func TestReadmeRecipes(t *testing.T) {
 		{"te1-handback-adk", "adk-js/weak-run-05.json",
 			[]string{"te1 failure 2/5 on execute_tool transfer_to_agent", "te1 failure 5/7 on invoke_agent greeting_agent"}},
 		{"te1-handback-adk", "adk-weather/adk-good-42-0.json", nil},
+		// Captures: the weak run's self-handoff, caught by the target bound.
+		{"captures", "adk-js/strong-run-01.json", nil},
+		{"captures", "adk-js/weak-run-05.json", []string{"no_self_handoff match 1/3 on execute_tool transfer_to_agent"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.recipe+"/"+tt.file, func(t *testing.T) {
