@@ -16,7 +16,7 @@ import (
 // P(F target) from state i is exactly i/(n+1). perm, if not nil, renumbers
 // the states (perm[old] = new).
 func lineChain(n int, stay float64, perm []int) (*Chain, []bool) {
-	move := math.Round((1-stay)/2*0x1p54) / 0x1p54
+	move := move(stay)
 	self := 1 - 2*move
 	at := func(s int) int {
 		if perm == nil {

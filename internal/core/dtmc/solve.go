@@ -20,7 +20,9 @@ type Options struct {
 	// a step.
 	Tolerance float64
 	// DirectMax is the largest number of maybe states solved by dense LU
-	// (default 300); a negative value always iterates.
+	// (default 300); beyond it a narrow band is factorized, and up to
+	// denseFallbackMax a system BiCGSTAB cannot certify is factorized densely.
+	// A negative value never factorizes: it always iterates.
 	DirectMax int
 	// MaxSweeps caps the sweeps of interval iteration (default 1e7).
 	MaxSweeps int
