@@ -54,6 +54,9 @@ type assertionStats struct {
 	Name       string `json:"name"`
 	Kind       string `json:"kind"`
 	Expression string `json:"expression"`
+	// Pattern is the pattern the assertion was written as, with its
+	// parameters; Expression is then its expansion.
+	Pattern string `json:"pattern,omitempty"`
 	// TriggeredBy is the FIRST set: the predicates the expression can begin
 	// with. EveryEvent: the expression engages at every event whatever holds.
 	TriggeredBy []string `json:"triggered_by"`
@@ -212,7 +215,7 @@ func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *
 		pendingBy[p.Assertion]++
 	}
 	for i, a := range r.compiled {
-		rep.Assertions = append(rep.Assertions, assertionStats{Name: a.Name, Kind: a.Kind, Expression: a.Expression,
+		rep.Assertions = append(rep.Assertions, assertionStats{Name: a.Name, Kind: a.Kind, Expression: a.Expression, Pattern: a.Pattern,
 			TriggeredBy: r.triggeredBy(i, names), EveryEvent: r.triggers[i].any, Triggered: r.triggered[i],
 			Violations: sum.ByName[a.Name], Pending: pendingBy[a.Name]})
 	}

@@ -117,6 +117,9 @@ func TestMineBlockRunsInCheck(t *testing.T) {
 		!strings.Contains(stdout, "first_xferToGreeting: triggered at 2 of 8 events (the first event of each sequence only)") {
 		t.Errorf("check of the good runs: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	if _, stdout, _ := runCmd(append([]string{"check", "--config", out, "--format", "json"}, good...)...); !strings.Contains(stdout, `"pattern": "first(x: xferToGreeting)"`) {
+		t.Errorf("check --format json names no pattern:\n%s", stdout)
+	}
 	for _, files := range [][]string{bad[:1], bad[1:]} {
 		if code, stdout, stderr := runCmd(append([]string{"check", "--config", out}, files...)...); code != 1 || !strings.Contains(stdout, "VIOLATION") {
 			t.Errorf("check of %v: exit %d\n%s\n%s", files, code, stdout, stderr)
