@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	"go.opentelemetry.io/collector/component"
 )
 
 // minRemembered is the fewest released trace IDs kept to recognise late
@@ -76,6 +78,17 @@ type Config struct {
 	// WarmUp: a group first seen this long after Start is marked partial
 	// (0: none is), unless Start restored a complete checkpoint.
 	WarmUp time.Duration
+	// Storage, if set, is the storage extension the open groups are
+	// checkpointed to every CheckpointEvery and at shutdown, and restored
+	// from at Start; the Evaluator must be a Checkpointer. A stage with
+	// storage does not end its groups at shutdown: the next start goes on
+	// with them.
+	Storage         *component.ID
+	CheckpointEvery time.Duration
+	// ID is the processor's: its storage client's name.
+	ID component.ID
+	// AfterCheckpoint, if set, runs after each checkpoint written.
+	AfterCheckpoint func()
 	// QueueSpans bounds the spans handed to the workers and not yet passed
 	// on (0: queueSpansPerWorker a worker).
 	QueueSpans int

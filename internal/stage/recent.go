@@ -116,3 +116,11 @@ func (r *Recent[T]) unlink(e *entry[T]) {
 	}
 	e.older, e.newer = nil, nil
 }
+
+// Each calls f for every open group, least recently active first, with when
+// it was last active (unix nanoseconds).
+func (r *Recent[T]) Each(f func(key string, seen int64, value T)) {
+	for e := r.oldest; e != nil; e = e.newer {
+		f(e.key, e.seen, e.value)
+	}
+}

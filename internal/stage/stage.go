@@ -16,6 +16,7 @@ package stage
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"hash/maphash"
 	"slices"
 	"sync"
@@ -24,6 +25,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
@@ -83,6 +85,9 @@ type Stage[G any] struct {
 	openGroups atomic.Int64
 	warm       warmUp
 
+	store          storage.Client // nil without Config.Storage
+	lastCheckpoint time.Time      // under tickMu
+
 	startWorkers sync.Once
 	tickMu       sync.Mutex // one release by the clock (or Tick) at a time
 	clock        ticker
@@ -113,6 +118,9 @@ type lateChunk struct {
 // (OTTL evaluation is not safe for concurrent use).
 func New[G any](cfg Config, set component.TelemetrySettings, next consumer.Traces, tel Metrics,
 	newSource func() (*events.Source, error), eval Evaluator[G]) (*Stage[G], error) {
+	if _, ok := any(eval).(Checkpointer[G]); cfg.Storage != nil && !ok {
+		return nil, fmt.Errorf("storage: this processor cannot checkpoint its groups")
+	}
 	n := cfg.workers()
 	queue := cfg.QueueSpans
 	if queue <= 0 {
@@ -151,10 +159,19 @@ func (s *Stage[G]) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: true}
 }
 
-// Start runs the workers and the clock that releases complete traces and
-// ends idle groups.
-func (s *Stage[G]) Start(context.Context, component.Host) error {
-	if s.cfg.WarmUp > 0 {
+// Start restores the checkpoint (with storage) and runs the workers and the
+// clock that releases complete traces, ends idle groups and checkpoints.
+// It runs before any span is consumed.
+func (s *Stage[G]) Start(ctx context.Context, host component.Host) error {
+	clean := false
+	if s.cfg.Storage != nil {
+		var err error
+		if clean, err = s.openStorage(ctx, host); err != nil {
+			return err
+		}
+		s.lastCheckpoint = s.now()
+	}
+	if s.cfg.WarmUp > 0 && !clean {
 		s.warm.set(s.now(), s.cfg.WarmUp)
 	}
 	s.ensureWorkers()
@@ -429,6 +446,9 @@ func (s *Stage[G]) tick(now time.Time, wait bool) {
 	}
 	s.dispatch(s.release(func(b *tracebuffer.Buffer) []*tracebuffer.Trace { return b.Expire(now) }), nil, item)
 	done.Wait()
+	if s.store != nil && now.Sub(s.lastCheckpoint) >= s.cfg.CheckpointEvery {
+		s.checkpoint(context.Background(), now, false)
+	}
 	if s.cfg.AfterTick != nil {
 		s.cfg.AfterTick()
 	}
@@ -457,8 +477,11 @@ type work struct {
 	idle   bool // end the groups idle at now
 	final  bool // end every group: the stage is shutting down
 	all    bool // send to every worker, even with nothing to judge
-	done   *sync.WaitGroup
-	weight int64 // its spans, as the queue weighs them
+	// snapshot, if set, has each worker save its groups in its slot, after
+	// the rest of the item.
+	snapshot []part
+	done     *sync.WaitGroup
+	weight   int64 // its spans, as the queue weighs them
 }
 
 func (w *work) spans() int64 {
@@ -506,9 +529,10 @@ func (s *Stage[G]) workerOf(key string) int {
 	return int(maphash.String(s.seed, key) % uint64(len(s.workers)))
 }
 
-// Shutdown judges and passes on everything held, ends every group, and stops
-// the workers.
-func (s *Stage[G]) Shutdown(context.Context) error {
+// Shutdown judges and passes on everything held and stops the workers. It
+// ends every group, or with storage checkpoints them for the next start.
+func (s *Stage[G]) Shutdown(ctx context.Context) error {
+	var err error
 	s.shutdown.Do(func() {
 		s.clock.halt()
 		s.ensureWorkers()
@@ -517,8 +541,12 @@ func (s *Stage[G]) Shutdown(context.Context) error {
 		var done sync.WaitGroup
 		now := s.now()
 		s.dispatch(s.release(func(b *tracebuffer.Buffer) []*tracebuffer.Trace { return b.Flush() }), nil,
-			work{now: now, final: true, done: &done, all: true})
+			work{now: now, final: s.store == nil, done: &done, all: true})
 		done.Wait()
+		if s.store != nil {
+			s.checkpoint(ctx, now, true)
+			err = s.store.Close(ctx)
+		}
 		for _, w := range s.workers {
 			close(w.in)
 		}
@@ -526,7 +554,7 @@ func (s *Stage[G]) Shutdown(context.Context) error {
 			<-w.stopped
 		}
 	})
-	return nil
+	return err
 }
 
 // forward passes a batch on. A refusal is counted and logged once, not

@@ -29,6 +29,7 @@ type worker[G any] struct {
 	verdicts  verdictSpans
 	services  map[string]*string // service names, interned: many groups share one
 	forgotten *forgotten         // groups max_traces ended early
+	index     int                // its slot in a snapshot
 }
 
 // group is one open group: the evaluator's state, the latched predicates,
@@ -55,8 +56,8 @@ func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups in
 	return &worker[G]{
 		s: s, src: src, in: make(chan work, queuePerWorker), stopped: make(chan struct{}),
 		groups: NewRecent[*group[G]](), maxGroups: maxGroups, tally: s.watch.newTally(), services: map[string]*string{},
-		forgotten: newForgotten(maxGroups),
-		verdicts:  verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
+		forgotten: newForgotten(maxGroups), index: int(seed),
+		verdicts: verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
 	}
 }
 
@@ -109,6 +110,10 @@ func (w *worker[G]) do(item work) {
 		td.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
 	}
 	w.s.forward(ctx, b.out)
+	if item.snapshot != nil {
+		p := &item.snapshot[w.index]
+		p.data, p.groups = w.snapshot(nil)
+	}
 }
 
 // judge extracts a chunk's events, whose latest span arrived at seen, and

@@ -75,6 +75,15 @@ type Config struct {
 	// Workers score groups in parallel, a conversation always on the same
 	// worker (default 0: one per core).
 	Workers int `mapstructure:"workers"`
+	// Storage is a storage extension (file_storage/NAME): the open groups
+	// are checkpointed to it every CheckpointInterval and at shutdown, and
+	// restored from it at start, so that a restart goes on with every
+	// conversation where it was. Unset: a shutdown ends every group, and a
+	// crash loses them.
+	Storage *component.ID `mapstructure:"storage"`
+	// CheckpointInterval is how often the groups are checkpointed with
+	// storage (default 10s): a crash loses what came after the last one.
+	CheckpointInterval time.Duration `mapstructure:"checkpoint_interval"`
 	// WarmUp: a group first seen this long after a start is marked
 	// agentguard.history: partial, since its earlier traces may have gone
 	// with the previous process (default: group_timeout; 0: never). A start
@@ -124,17 +133,18 @@ func (l *LearnConfig) interval() time.Duration {
 
 func createDefaultConfig() *Config {
 	return &Config{
-		GroupBy:          sequence.ByTraceID,
-		Property:         Property{Kind: dtmc.AlwaysSafe},
-		Threshold:        0.7,
-		Report:           guard.ReportCrossing,
-		UnknownState:     guard.UnknownAlert,
-		Wait:             2 * time.Second,
-		RootWait:         500 * time.Millisecond,
-		GroupTimeout:     time.Minute,
-		MaxTraces:        100_000,
-		MaxSpansPerTrace: 10_000,
-		WarnUnheldAfter:  1000,
+		GroupBy:            sequence.ByTraceID,
+		Property:           Property{Kind: dtmc.AlwaysSafe},
+		Threshold:          0.7,
+		Report:             guard.ReportCrossing,
+		UnknownState:       guard.UnknownAlert,
+		Wait:               2 * time.Second,
+		RootWait:           500 * time.Millisecond,
+		GroupTimeout:       time.Minute,
+		MaxTraces:          100_000,
+		MaxSpansPerTrace:   10_000,
+		WarnUnheldAfter:    1000,
+		CheckpointInterval: 10 * time.Second,
 	}
 }
 
@@ -171,7 +181,8 @@ func (c *Config) validateShape() error {
 		errs = append(errs, c.Learn.validate(c.Model))
 	}
 	errs = append(errs, c.bounds().Validate(), stage.NonNegativeInt("warn_unheld_after", c.WarnUnheldAfter),
-		stage.NonNegativeDuration("warm_up", c.warmUp()))
+		stage.NonNegativeDuration("warm_up", c.warmUp()),
+		stage.PositiveDuration("checkpoint_interval", c.CheckpointInterval))
 	return errors.Join(errs...)
 }
 

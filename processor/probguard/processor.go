@@ -44,6 +44,8 @@ type probProcessor struct {
 	// mu guards the learner, which every worker counts into.
 	mu      sync.Mutex
 	learner *onlineLearner // nil without learn
+
+	fingerprint string // of what a group's saved state depends on
 }
 
 // group is one open group's state: its run through the guard, its path
@@ -55,8 +57,12 @@ type group struct {
 	slot   *riskendpoint.Slot // where its decisions are published; nil without a risk endpoint
 }
 
-func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Traces, tel *metadata.TelemetryBuilder) (*probProcessor, error) {
-	p := &probProcessor{cfg: cfg, logger: set.Logger, tel: tel, now: time.Now, attrs: newMetricAttrs(cfg)}
+func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings, next consumer.Traces, tel *metadata.TelemetryBuilder) (*probProcessor, error) {
+	fp, err := cfg.fingerprint()
+	if err != nil {
+		return nil, err
+	}
+	p := &probProcessor{cfg: cfg, logger: set.Logger, tel: tel, now: time.Now, attrs: newMetricAttrs(cfg), fingerprint: fp}
 	if cfg.Model != "" {
 		served, err := loadServed(cfg)
 		if err != nil {
@@ -79,6 +85,10 @@ func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Tr
 		Bounds: cfg.bounds(), GroupBy: cfg.GroupBy, Late: stage.LateContinue,
 		WarnUnheldAfter: cfg.WarnUnheldAfter, Scope: metadata.ScopeName, WarmUp: cfg.warmUp(),
 		AfterTick: func() { p.maybeLearn(context.Background(), false) },
+		Storage:   cfg.Storage, CheckpointEvery: cfg.CheckpointInterval, ID: id,
+		// The learned counts are checkpointed with the groups, to
+		// learn.output, which a start goes on from.
+		AfterCheckpoint: func() { p.maybeLearn(context.Background(), true) },
 	}, set, next, stage.Metrics{
 		TracesHeld: tel.TracesHeld, TracesReleasedEarly: tel.TracesReleasedEarly, LateSpans: tel.LateSpans,
 		GroupsEndedEarly: tel.GroupsEndedEarly, ForwardFailures: tel.ForwardFailures, PredicateErrors: tel.PredicateErrors,

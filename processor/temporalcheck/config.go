@@ -1,9 +1,14 @@
 package temporalcheck
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"go.opentelemetry.io/collector/component"
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/internal/core/pattern"
@@ -67,6 +72,15 @@ type Config struct {
 	// Workers evaluate groups in parallel, a conversation always on the same
 	// worker (default 0: one per core).
 	Workers int `mapstructure:"workers"`
+	// Storage is a storage extension (file_storage/NAME): the open groups
+	// are checkpointed to it every CheckpointInterval and at shutdown, and
+	// restored from it at start, so that a restart goes on with every
+	// conversation where it was. Unset: a shutdown ends every group, and a
+	// crash loses them.
+	Storage *component.ID `mapstructure:"storage"`
+	// CheckpointInterval is how often the groups are checkpointed with
+	// storage (default 10s): a crash loses what came after the last one.
+	CheckpointInterval time.Duration `mapstructure:"checkpoint_interval"`
 	// WarmUp: a group first seen this long after a start is marked
 	// agentguard.history: partial, since its earlier traces may have gone
 	// with the previous process (default: group_timeout; 0: never). A start
@@ -80,16 +94,17 @@ type Config struct {
 
 func createDefaultConfig() *Config {
 	return &Config{
-		GroupBy:           GroupByTrace,
-		Report:            ReportViolations,
-		Wait:              10 * time.Second,
-		RootWait:          time.Second,
-		GroupTimeout:      5 * time.Minute,
-		MaxTraces:         100_000,
-		MaxSpansPerTrace:  10_000,
-		MaxEventsPerGroup: 10_000,
-		MaxThreads:        texpr.DefaultMaxThreads,
-		WarnUnheldAfter:   1000,
+		GroupBy:            GroupByTrace,
+		Report:             ReportViolations,
+		Wait:               10 * time.Second,
+		RootWait:           time.Second,
+		GroupTimeout:       5 * time.Minute,
+		MaxTraces:          100_000,
+		MaxSpansPerTrace:   10_000,
+		MaxEventsPerGroup:  10_000,
+		MaxThreads:         texpr.DefaultMaxThreads,
+		WarnUnheldAfter:    1000,
+		CheckpointInterval: 10 * time.Second,
 	}
 }
 
@@ -105,7 +120,8 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.bounds().Validate(),
 		stage.PositiveInt("max_events_per_group", c.MaxEventsPerGroup), stage.PositiveInt("max_threads", c.MaxThreads),
-		stage.NonNegativeInt("warn_unheld_after", c.WarnUnheldAfter), stage.NonNegativeDuration("warm_up", c.warmUp()))
+		stage.NonNegativeInt("warn_unheld_after", c.WarnUnheldAfter), stage.NonNegativeDuration("warm_up", c.warmUp()),
+		stage.PositiveDuration("checkpoint_interval", c.CheckpointInterval))
 	if len(c.Assertions) == 0 {
 		errs = append(errs, errors.New("assertions: at least one assertion is required"))
 	}
@@ -142,4 +158,24 @@ func (c *Config) warmUp() time.Duration {
 		return c.GroupTimeout
 	}
 	return *c.WarmUp
+}
+
+// fingerprint is a digest of what a group's saved state depends on: the
+// predicates (its events' bits), the grouping, the assertions and the
+// bounds a replay obeys. A checkpoint written under another is not
+// restored.
+func (c *Config) fingerprint() (string, error) {
+	data, err := json.Marshal(struct {
+		Predicates predicate.Config
+		GroupBy    string
+		Assertions []assertion.Config
+		Report     Report
+		MaxEvents  int
+		MaxThreads int
+	}{c.Config, c.GroupBy, c.Assertions, c.Report, c.MaxEventsPerGroup, c.MaxThreads})
+	if err != nil {
+		return "", fmt.Errorf("storage: the configuration's fingerprint: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
 }

@@ -27,5 +27,5 @@ func createTraces(_ context.Context, set processor.Settings, cfg component.Confi
 	if err != nil {
 		return nil, err
 	}
-	return newProcessor(c, set.TelemetrySettings, next, tel)
+	return newProcessor(c, set.ID, set.TelemetrySettings, next, tel)
 }

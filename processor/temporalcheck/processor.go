@@ -2,6 +2,7 @@ package temporalcheck
 
 import (
 	"context"
+	"fmt"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -34,6 +35,7 @@ type checker struct {
 	// verdictAttrs are the verdict counter's attributes per assertion and
 	// verdict kind, made once: a set made per verdict allocates.
 	verdictAttrs map[*assertion.Compiled][]metric.AddOption
+	fingerprint  string // of what a group's saved state depends on
 }
 
 // trigger is when an assertion is triggered (texpr.Triggers), with its
@@ -45,14 +47,23 @@ type trigger struct {
 	attr     metric.AddOption
 }
 
-func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Traces, tel *metadata.TelemetryBuilder) (*temporalProcessor, error) {
+func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings, next consumer.Traces, tel *metadata.TelemetryBuilder) (*temporalProcessor, error) {
 	compiled, err := assertion.Compile(cfg.Assertions, cfg.predicateNames(), cfg.MaxThreads)
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{cfg: cfg, tel: tel, runner: assertion.NewRunner(compiled, assertion.Options{
+	fp, err := cfg.fingerprint()
+	if err != nil {
+		return nil, err
+	}
+	c := &checker{cfg: cfg, tel: tel, fingerprint: fp, runner: assertion.NewRunner(compiled, assertion.Options{
 		Passes: cfg.Report == ReportAll, MaxEventsPerGroup: cfg.MaxEventsPerGroup, Captures: cfg.Config.Captures(),
 	})}
+	if cfg.Storage != nil {
+		if err := c.runner.Checkpointable(); err != nil {
+			return nil, fmt.Errorf("storage: %w", err)
+		}
+	}
 	c.verdictAttrs = map[*assertion.Compiled][]metric.AddOption{}
 	for i := range compiled {
 		a := &compiled[i] // the runner's own: its verdicts point here
@@ -70,6 +81,7 @@ func newProcessor(cfg *Config, set component.TelemetrySettings, next consumer.Tr
 	s, err := stage.New(stage.Config{
 		Bounds: cfg.bounds(), GroupBy: cfg.GroupBy, Late: stage.LatePass,
 		WarnUnheldAfter: cfg.WarnUnheldAfter, Scope: metadata.ScopeName, WarmUp: cfg.warmUp(),
+		Storage: cfg.Storage, CheckpointEvery: cfg.CheckpointInterval, ID: id,
 	}, set, next, stage.Metrics{
 		TracesHeld: tel.TracesHeld, TracesReleasedEarly: tel.TracesReleasedEarly, LateSpans: tel.LateSpans,
 		GroupsEndedEarly: tel.GroupsEndedEarly, ForwardFailures: tel.ForwardFailures, PredicateErrors: tel.PredicateErrors,
@@ -155,4 +167,15 @@ func (c *checker) report(ctx context.Context, vs []assertion.Verdict, h stage.Hi
 		}
 		assertion.Annotate(v)
 	}
+}
+
+// Fingerprint identifies what a group's saved state depends on.
+func (c *checker) Fingerprint() string { return c.fingerprint }
+
+// AppendState saves a group's events since its sequence began.
+func (c *checker) AppendState(b []byte, g *assertion.Group) []byte { return c.runner.AppendGroup(b, g) }
+
+// RestoreState rebuilds a group's monitors by replaying its saved events.
+func (c *checker) RestoreState(_ string, data []byte) (*assertion.Group, error) {
+	return c.runner.RestoreGroup(data)
 }

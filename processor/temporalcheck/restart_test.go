@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -93,6 +94,11 @@ func violationsOf(sink *consumertest.TracesSink) []violation {
 
 // startProcessor creates and starts the processor on the test's clock.
 func startProcessor(t *testing.T, cfg *Config, clock *lockedClock) (*temporalProcessor, *consumertest.TracesSink) {
+	return startProcessorOn(t, cfg, clock, componenttest.NewNopHost())
+}
+
+// startProcessorOn is startProcessor on host.
+func startProcessorOn(t *testing.T, cfg *Config, clock *lockedClock, host component.Host) (*temporalProcessor, *consumertest.TracesSink) {
 	t.Helper()
 	sink := new(consumertest.TracesSink)
 	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
@@ -101,7 +107,7 @@ func startProcessor(t *testing.T, cfg *Config, clock *lockedClock) (*temporalPro
 	}
 	tp := p.(*temporalProcessor)
 	tp.UseClock(clock.now)
-	if err := tp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+	if err := tp.Start(context.Background(), host); err != nil {
 		t.Fatal(err)
 	}
 	return tp, sink

@@ -184,3 +184,19 @@ func (g *Guard) score(i int, q dtmc.MonitorState) (float64, dtmc.Evidence) {
 	}
 	return g.safety.PSafePair(i, q), g.safety.EvidencePair(i, q)
 }
+
+// RunState is a Run's fields, for a checkpoint.
+type RunState struct {
+	Monitor                   dtmc.MonitorState
+	Below, Violating, Unknown bool
+}
+
+// State is the run's fields.
+func (r Run) State() RunState {
+	return RunState{Monitor: r.q, Below: r.below, Violating: r.violating, Unknown: r.unknown}
+}
+
+// RunOf is the run with the fields s.
+func RunOf(s RunState) Run {
+	return Run{q: s.Monitor, below: s.Below, violating: s.Violating, unknown: s.Unknown}
+}

@@ -72,3 +72,10 @@ func (l *Learner) Snapshot() *dtmc.Counts {
 }
 
 func (l *Learner) name(s dtmc.State) string { return s.Name(l.n) }
+
+// State is the path's fields, for a checkpoint: the last state counted, and
+// whether the run has begun.
+func (p Path) State() (last dtmc.State, started bool) { return p.last, p.started }
+
+// PathOf is the path with those fields.
+func PathOf(last dtmc.State, started bool) Path { return Path{last: last, started: started} }

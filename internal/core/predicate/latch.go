@@ -1,5 +1,7 @@
 package predicate
 
+import "fmt"
+
 // latchOp is one latched predicate (or a latch nested in one): it reads the
 // signal bits set and reset and writes its value on bit out.
 type latchOp struct {
@@ -42,3 +44,16 @@ func (l *Latch) Step(sig Signals) Bits {
 
 // Reset releases every latch, as at the start of a new sequence.
 func (l *Latch) Reset() { l.state = 0 }
+
+// State is which latches hold, for a checkpoint.
+func (l *Latch) State() uint64 { return l.state }
+
+// Restore sets which latches hold, as State returned it; bits of latches
+// this configuration does not have are refused.
+func (l *Latch) Restore(state uint64) error {
+	if n := len(l.ops); n < 64 && state>>uint(n) != 0 {
+		return fmt.Errorf("latch state %#x: only %d latched predicates are configured", state, n)
+	}
+	l.state = state
+	return nil
+}

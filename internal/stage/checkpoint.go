@@ -1,0 +1,264 @@
+package stage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/agentguard/agentguard/internal/checkpoint"
+)
+
+// Checkpointer is an Evaluator whose groups' state can be saved and
+// restored: with Config.Storage, the stage checkpoints every open group and
+// restores them at Start, so that a restart continues each conversation
+// where it was.
+type Checkpointer[G any] interface {
+	// Fingerprint identifies the configuration a saved state is valid
+	// under: a checkpoint written under another is not restored.
+	Fingerprint() string
+	// AppendState appends a group's state to b.
+	AppendState(b []byte, g G) []byte
+	// RestoreState rebuilds a group's state from what AppendState wrote.
+	RestoreState(key string, data []byte) (G, error)
+}
+
+// The checkpoint is one value in the storage client, written whole (a
+// crash mid-write leaves the previous one), under checkpointKey. Its
+// layout, version 1: the magic, the version, whether it was written at a
+// shutdown (nothing came after it: a start from it has no warm-up), the
+// evaluator's fingerprint, when it was written, then the groups, least
+// recently active first: key, last activity, history marks, latest trace
+// start, latches, trace and span of the last event, service name, and the
+// evaluator's state.
+const (
+	checkpointKey     = "groups"
+	checkpointMagic   = "agentguard-groups"
+	checkpointVersion = 1
+)
+
+// savedGroup is a group as a checkpoint holds it.
+type savedGroup struct {
+	key     string
+	seen    int64
+	history History
+	latest  pcommon.Timestamp
+	latch   uint64
+	trace   pcommon.TraceID
+	span    pcommon.SpanID
+	service string
+	state   []byte
+}
+
+func appendSaved(b []byte, g savedGroup) []byte {
+	b = checkpoint.AppendString(b, g.key)
+	b = checkpoint.AppendVarint(b, g.seen)
+	b = append(b, byte(g.history))
+	b = checkpoint.AppendUvarint(b, uint64(g.latest))
+	b = checkpoint.AppendUvarint(b, g.latch)
+	b = append(b, g.trace[:]...)
+	b = append(b, g.span[:]...)
+	b = checkpoint.AppendString(b, g.service)
+	return checkpoint.AppendBytes(b, g.state)
+}
+
+// header is a checkpoint's first fields.
+type header struct {
+	clean       bool
+	fingerprint string
+	written     time.Time
+}
+
+func appendHeader(b []byte, h header, groups int) []byte {
+	b = append(b, checkpointMagic...)
+	b = checkpoint.AppendUvarint(b, checkpointVersion)
+	b = checkpoint.AppendBool(b, h.clean)
+	b = checkpoint.AppendString(b, h.fingerprint)
+	b = checkpoint.AppendVarint(b, h.written.UnixNano())
+	return checkpoint.AppendUvarint(b, uint64(groups))
+}
+
+// minSavedGroup is the fewest bytes a saved group takes.
+const minSavedGroup = 1 + 1 + 1 + 1 + 1 + 16 + 8 + 1 + 1
+
+// decodeCheckpoint reads a checkpoint; every error names the field.
+func decodeCheckpoint(data []byte) (header, []savedGroup, error) {
+	var h header
+	if !bytes.HasPrefix(data, []byte(checkpointMagic)) {
+		return h, nil, errors.New("not an agentguard checkpoint (no magic)")
+	}
+	r := checkpoint.NewReader(data[len(checkpointMagic):])
+	if v := r.Uvarint("version"); r.Err() == nil && v != checkpointVersion {
+		return h, nil, fmt.Errorf("version %d: this build reads version %d", v, checkpointVersion)
+	}
+	h.clean = r.Bool("clean")
+	h.fingerprint = r.String("fingerprint")
+	h.written = time.Unix(0, r.Varint("written"))
+	n := r.Count("groups", minSavedGroup)
+	var gs []savedGroup
+	for i := range n {
+		field := func(name string) string { return fmt.Sprintf("group %d: %s", i+1, name) }
+		var g savedGroup
+		g.key = r.String(field("key"))
+		g.seen = r.Varint(field("last activity"))
+		if hb := r.Fixed(field("history"), 1); hb != nil {
+			if g.history = History(hb[0]); g.history&^(HistoryPartial|HistoryOutOfOrder) != 0 {
+				r.Fail(field("history"), fmt.Errorf("unknown marks %#x", hb[0]))
+			}
+		}
+		g.latest = pcommon.Timestamp(r.Uvarint(field("latest trace start")))
+		g.latch = r.Uvarint(field("latches"))
+		copy(g.trace[:], r.Fixed(field("trace ID"), 16))
+		copy(g.span[:], r.Fixed(field("span ID"), 8))
+		g.service = r.String(field("service"))
+		g.state = r.Bytes(field("state"))
+		if r.Err() != nil {
+			break
+		}
+		gs = append(gs, g)
+	}
+	if err := r.End("groups"); err != nil {
+		return h, nil, err
+	}
+	return h, gs, nil
+}
+
+// openStorage finds the storage extension and restores the checkpoint it
+// holds. A checkpoint that cannot be restored (corrupt, another version,
+// another configuration) is logged and left to be overwritten: the
+// collector starts, and the warm-up marks what may be missing.
+func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (clean bool, err error) {
+	id := *s.cfg.Storage
+	ext, ok := host.GetExtensions()[id]
+	if !ok {
+		return false, fmt.Errorf("storage: no extension %q is running: configure it under extensions and list it in service::extensions", id)
+	}
+	se, ok := ext.(storage.Extension)
+	if !ok {
+		return false, fmt.Errorf("storage: extension %q is not a storage extension (it is a %s)", id, id.Type())
+	}
+	if s.store, err = se.GetClient(ctx, component.KindProcessor, s.cfg.ID, ""); err != nil {
+		return false, fmt.Errorf("storage: extension %q: %w", id, err)
+	}
+	data, err := s.store.Get(ctx, checkpointKey)
+	if err != nil {
+		return false, fmt.Errorf("storage: reading the checkpoint from %q: %w", id, err)
+	}
+	if data == nil {
+		s.logger.Info("no checkpoint in storage: starting afresh", zap.Stringer("storage", id))
+		return false, nil
+	}
+	clean, n, err := s.restore(data)
+	if err != nil {
+		s.logger.Error("the checkpoint in storage cannot be restored: starting without it; its conversations' verdicts are marked partial in the warm-up",
+			zap.Stringer("storage", id), zap.Int("bytes", len(data)), zap.Error(err))
+		return false, nil
+	}
+	s.tel.GroupsRestored.Add(ctx, int64(n))
+	s.logger.Info("restored the open groups from the checkpoint", zap.Stringer("storage", id), zap.Int("groups", n), zap.Bool("clean_shutdown", clean))
+	return clean, nil
+}
+
+// restore puts a checkpoint's groups back in their workers, before the
+// workers run. Nothing is restored unless everything decodes.
+func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
+	cp := s.eval.(Checkpointer[G])
+	h, saved, err := decodeCheckpoint(data)
+	if err != nil {
+		return false, 0, err
+	}
+	if h.fingerprint != cp.Fingerprint() {
+		return false, 0, fmt.Errorf("it was written under another configuration (predicates, assertions, grouping or property changed: fingerprint %.12s, now %.12s)", h.fingerprint, cp.Fingerprint())
+	}
+	type restored struct {
+		saved savedGroup
+		g     *group[G]
+	}
+	rs := make([]restored, 0, len(saved))
+	for i, sg := range saved {
+		w := s.workers[s.workerOf(sg.key)]
+		g := &group[G]{latch: w.src.NewLatch(), trace: sg.trace, lastSpan: sg.span, history: sg.history, latest: sg.latest,
+			service: w.intern(sg.service)}
+		if err := g.latch.Restore(sg.latch); err != nil {
+			return false, 0, fmt.Errorf("group %d (%s): %w", i+1, sg.key, err)
+		}
+		if g.state, err = cp.RestoreState(sg.key, sg.state); err != nil {
+			return false, 0, fmt.Errorf("group %d (%s): state: %w", i+1, sg.key, err)
+		}
+		rs = append(rs, restored{sg, g})
+	}
+	// Each worker's groups in the order of their last activity, as they
+	// were: the workers may be more or fewer than when it was written.
+	slices.SortStableFunc(rs, func(a, b restored) int { return int(min(max(a.saved.seen-b.saved.seen, -1), 1)) })
+	for _, r := range rs {
+		w := s.workers[s.workerOf(r.saved.key)]
+		if _, dup := w.groups.Get(r.saved.key); dup {
+			return false, 0, fmt.Errorf("group %q saved twice", r.saved.key)
+		}
+		w.groups.Touch(r.saved.key, time.Unix(0, r.saved.seen), func() *group[G] { return r.g })
+		s.openGroups.Add(1)
+	}
+	return h.clean, len(rs), nil
+}
+
+// snapshot appends the worker's open groups to b; it runs on the worker.
+func (w *worker[G]) snapshot(b []byte) ([]byte, int) {
+	cp := w.s.eval.(Checkpointer[G])
+	n := 0
+	w.groups.Each(func(key string, seen int64, g *group[G]) {
+		service := ""
+		if g.service != nil {
+			service = *g.service
+		}
+		b = appendSaved(b, savedGroup{key: key, seen: seen, history: g.history, latest: g.latest, latch: g.latch.State(),
+			trace: g.trace, span: g.lastSpan, service: service, state: cp.AppendState(nil, g.state)})
+		n++
+	})
+	return b, n
+}
+
+// part is one worker's groups in a checkpoint.
+type part struct {
+	data   []byte
+	groups int
+}
+
+// checkpoint has every worker save its groups, after what was handed to it
+// before, and writes them in one value. clean: nothing comes after it (the
+// stage is shutting down).
+func (s *Stage[G]) checkpoint(ctx context.Context, now time.Time, clean bool) {
+	parts := make([]part, len(s.workers))
+	var done sync.WaitGroup
+	s.dispatch(nil, nil, work{now: now, all: true, done: &done, snapshot: parts})
+	done.Wait()
+	total, size := 0, 0
+	for _, p := range parts {
+		total += p.groups
+		size += len(p.data)
+	}
+	fp := s.eval.(Checkpointer[G]).Fingerprint()
+	b := appendHeader(make([]byte, 0, size+len(checkpointMagic)+len(fp)+32), header{clean: clean, fingerprint: fp, written: now}, total)
+	for _, p := range parts {
+		b = append(b, p.data...)
+	}
+	s.lastCheckpoint = now
+	result := ResultOK
+	if err := s.store.Set(ctx, checkpointKey, b); err != nil {
+		result = ResultError
+		s.Warnings.Once("checkpoint", "writing the checkpoint failed; the previous one stays in storage", zap.Error(err))
+	}
+	s.tel.Checkpoints.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrResult, result)))
+	if result == ResultOK && s.cfg.AfterCheckpoint != nil {
+		s.cfg.AfterCheckpoint()
+	}
+}

@@ -1,0 +1,191 @@
+package stage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/agentguard/agentguard/internal/checkpoint"
+	"github.com/agentguard/agentguard/internal/checkpoint/checkpointtest"
+)
+
+// The recorder's groups are checkpointed as their key.
+func (r *recorder) Fingerprint() string { return "recorder" }
+
+func (r *recorder) AppendState(b []byte, g *recGroup) []byte {
+	return checkpoint.AppendString(b, g.key)
+}
+
+func (r *recorder) RestoreState(key string, data []byte) (*recGroup, error) {
+	rd := checkpoint.NewReader(data)
+	saved := rd.String("key")
+	if err := rd.End("state"); err != nil {
+		return nil, err
+	}
+	if saved != key {
+		return nil, errors.New("key mismatch")
+	}
+	return &recGroup{key: key}, nil
+}
+
+var (
+	storageID = component.MustNewID("file_storage")
+	stageID   = component.MustNewIDWithName("temporalcheck", "t")
+)
+
+func storageConfig() Config {
+	cfg := baseConfig()
+	cfg.Storage, cfg.ID, cfg.CheckpointEvery, cfg.WarmUp = &storageID, stageID, 10*time.Second, time.Minute
+	return cfg
+}
+
+// startWith starts a stage on the store; first: no collector ran before it
+// (no warm-up).
+func startWith(t *testing.T, store *checkpointtest.Store, r *recorder, clock *time.Time, first bool) *Stage[*recGroup] {
+	t.Helper()
+	cfg := storageConfig()
+	if first {
+		cfg.WarmUp = 0
+	}
+	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
+	s.UseClock(func() time.Time { return *clock })
+	if err := s.Start(context.Background(), store.Host(storageID)); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A shutdown checkpoints the open groups instead of ending them; the next
+// start restores them, unmarked, with no warm-up (nothing came after).
+func TestShutdownCheckpointRestoresEveryGroup(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	r := newRecorder()
+	s := startWith(t, store, r, &clock, true)
+	s.clock.halt() // the test's Tick is the only clock
+	for turn, conv := range []string{"a", "b", "c", "a"} {
+		feed(t, s, &clock, turn, conv)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ended) != 0 {
+		t.Errorf("groups ended at a shutdown with storage: %v", r.ended)
+	}
+	r2 := newRecorder()
+	s2 := startWith(t, store, r2, &clock, false)
+	s2.clock.halt()
+	defer s2.Shutdown(context.Background())
+	if s2.OpenGroups() != 3 {
+		t.Fatalf("%d groups restored, want 3", s2.OpenGroups())
+	}
+	feed(t, s2, &clock, 4, "b")
+	feed(t, s2, &clock, 5, "d") // new, after a clean shutdown: complete
+	if !r2.marks["b"].Complete() || !r2.marks["d"].Complete() {
+		t.Errorf("marks after a clean restart: %v", r2.marks)
+	}
+	// The restored group keeps its latest trace: an older turn redelivered
+	// now is out of order.
+	feed(t, s2, &clock, 1, "a")
+	if r2.marks["a"] != HistoryOutOfOrder {
+		t.Errorf("turn 1 of a after the restart: %v, want out_of_order", r2.marks["a"])
+	}
+}
+
+// A crash loses what came after the last periodic checkpoint: the groups it
+// held are restored unmarked, a group it did not hold is new in the
+// warm-up, and partial.
+func TestCrashRestoresTheLastCheckpoint(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	s := startWith(t, store, newRecorder(), &clock, true)
+	s.clock.halt()
+	feed(t, s, &clock, 0, "a")
+	clock = clock.Add(10 * time.Second)
+	s.Tick(clock) // a checkpoint is due
+	feed(t, s, &clock, 1, "b")
+	// killed: no Shutdown, nothing more written.
+	r2 := newRecorder()
+	s2 := startWith(t, store, r2, &clock, false)
+	s2.clock.halt()
+	defer s2.Shutdown(context.Background())
+	feed(t, s2, &clock, 2, "a")
+	feed(t, s2, &clock, 3, "b")
+	if !r2.marks["a"].Complete() || r2.marks["b"] != HistoryPartial {
+		t.Errorf("after the crash: a %v (want complete), b %v (want partial)", r2.marks["a"], r2.marks["b"])
+	}
+}
+
+// A checkpoint that cannot be restored does not stop the start: it is
+// logged, nothing of it is restored, and the warm-up marks the groups.
+func TestBadCheckpointStartsWithout(t *testing.T) {
+	for name, data := range map[string][]byte{
+		"garbage":   []byte("not a checkpoint"),
+		"version":   checkpoint.AppendUvarint([]byte(checkpointMagic), 99),
+		"config":    appendHeader(nil, header{fingerprint: "another"}, 0),
+		"truncated": appendHeader(nil, header{fingerprint: "recorder"}, 1),
+	} {
+		store := checkpointtest.NewStore()
+		store.Put(stageID, checkpointKey, data)
+		clock := time.Unix(1_800_000_000, 0)
+		r := newRecorder()
+		s := startWith(t, store, r, &clock, false)
+		s.clock.halt()
+		feed(t, s, &clock, 0, "a")
+		if s.OpenGroups() != 1 || r.marks["a"] != HistoryPartial {
+			t.Errorf("%s: %d groups, a %v", name, s.OpenGroups(), r.marks["a"])
+		}
+		s.Shutdown(context.Background())
+	}
+}
+
+// Every error names the field, and the version and configuration errors
+// say what differs.
+func TestCheckpointErrorsNameTheField(t *testing.T) {
+	good := appendHeader(nil, header{clean: true, fingerprint: "f", written: time.Unix(5, 0)}, 1)
+	good = appendSaved(good, savedGroup{key: "conv", seen: 7, history: HistoryOutOfOrder, latest: 9, latch: 1,
+		trace: pcommon.TraceID{1}, span: pcommon.SpanID{2}, service: "svc", state: []byte("st")})
+	h, gs, err := decodeCheckpoint(good)
+	if err != nil || !h.clean || h.fingerprint != "f" || len(gs) != 1 || gs[0].key != "conv" || gs[0].latest != 9 ||
+		gs[0].history != HistoryOutOfOrder || gs[0].service != "svc" || string(gs[0].state) != "st" || gs[0].span != (pcommon.SpanID{2}) {
+		t.Fatalf("round trip: %+v %+v %v", h, gs, err)
+	}
+	for cut, want := range map[int]string{len(good) - 1: "group 1: state", len(good) - 12: "groups"} {
+		if _, _, err := decodeCheckpoint(good[:cut]); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("cut at %d: %v, want %q", cut, err, want)
+		}
+	}
+	if _, _, err := decodeCheckpoint(append(bytes.Clone(good), 0)); err == nil || !strings.Contains(err.Error(), "left over") {
+		t.Errorf("trailing byte: %v", err)
+	}
+}
+
+// The decoder is a parser of what a disk hands back: it never panics, and
+// what it accepts it writes back the same.
+func FuzzDecodeCheckpoint(f *testing.F) {
+	good := appendHeader(nil, header{fingerprint: "f"}, 1)
+	good = appendSaved(good, savedGroup{key: "k", service: "s", state: []byte{1}})
+	f.Add(good)
+	f.Add([]byte(checkpointMagic))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, gs, err := decodeCheckpoint(data)
+		if err != nil {
+			return
+		}
+		again := appendHeader(nil, h, len(gs))
+		for _, g := range gs {
+			again = appendSaved(again, g)
+		}
+		h2, gs2, err := decodeCheckpoint(again)
+		if err != nil || h2 != h || len(gs2) != len(gs) {
+			t.Fatalf("re-encoded checkpoint does not decode the same: %v", err)
+		}
+	})
+}

@@ -1,0 +1,87 @@
+package temporalcheck
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+
+	"github.com/agentguard/agentguard/internal/checkpoint/checkpointtest"
+)
+
+// playConversations plays turn of every conversation, each its own trace,
+// and releases them.
+func playConversations(t *testing.T, p *temporalProcessor, clock *lockedClock, n int, turns ...int) {
+	t.Helper()
+	for _, turn := range turns {
+		for c := range n {
+			td := weatherTurn(c*10+turn, fmt.Sprintf("conv-%02d", c), conversationTools[turn])
+			if err := p.ConsumeTraces(context.Background(), td); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Tick(clock.add(15 * time.Second))
+	}
+}
+
+// The kill-and-restart scenario with storage: conversations whose te3
+// violation spans two turns (the transfer to the weather agent in one, the
+// goodbye instead of an answer in the next); the backend is killed after
+// the first turns were checkpointed, and a new one gets the second turns.
+// Every cross-turn violation is reported, unmarked, as by one collector that
+// never stopped; without storage every one of them is lost.
+func TestKillAndRestartLosesNoCheckpointedVerdict(t *testing.T) {
+	const conversations = 20
+	storageID := component.MustNewIDWithName("file_storage", "x")
+	run := func(storage bool) (violations, marked int) {
+		clock := &lockedClock{t: time.Unix(1_800_000_000, 0)}
+		store := checkpointtest.NewStore()
+		cfg := weatherConfig()
+		cfg.WarmUp = new(time.Duration) // the first backend: none ran before it
+		if storage {
+			cfg.Storage = &storageID
+		}
+		first, _ := startProcessorOn(t, cfg, clock, store.Host(storageID))
+		playConversations(t, first, clock, conversations, 3)
+		first.Tick(clock.add(cfg.CheckpointInterval)) // a periodic checkpoint
+		// killed: no Shutdown, nothing more written; its goroutines are
+		// stopped at the end of the test without writing to the store.
+		defer func() { store.Fail = fmt.Errorf("the killed backend writes nothing"); shutdown(t, first) }()
+
+		cfg2 := weatherConfig()
+		if storage {
+			cfg2.Storage = &storageID
+		}
+		second, sink := startProcessorOn(t, cfg2, clock, store.Host(storageID))
+		playConversations(t, second, clock, conversations, 5)
+		shutdown(t, second)
+		for _, v := range violationsOf(sink) {
+			violations++
+			if v.history != "" {
+				marked++
+			}
+		}
+		return violations, marked
+	}
+	// One collector that never stopped: every conversation violates te3 once.
+	clock := &lockedClock{t: time.Unix(1_800_000_000, 0)}
+	ref, refSink := startProcessor(t, weatherConfig(), clock)
+	playConversations(t, ref, clock, conversations, 3, 5)
+	shutdown(t, ref)
+	if got := len(violationsOf(refSink)); got != conversations {
+		t.Fatalf("one collector: %d violations, want %d", got, conversations)
+	}
+
+	if v, m := run(true); v != conversations || m != 0 {
+		t.Errorf("with storage: %d violations (%d marked) after the restart, want %d unmarked", v, m, conversations)
+	} else {
+		t.Logf("with storage: %d of %d cross-turn violations after the kill and restart, none marked", v, conversations)
+	}
+	if v, _ := run(false); v != 0 {
+		t.Errorf("without storage: %d violations after the restart, want 0 (the first turns are lost)", v)
+	} else {
+		t.Logf("without storage: 0 of %d cross-turn violations after the kill and restart", conversations)
+	}
+}
