@@ -533,7 +533,8 @@ func (r *mineReport) block(path string, id component.ID, final predicate.Config)
 	add(procs, r.outputProcessor, block)
 	add(root, "processors", procs)
 	root.HeadComment = fmt.Sprintf("Mined by agentguard mine from %s: %s (group_by %s, %s) of %s.\n"+
-		"Each assertion holds on every group; support is the groups in which it was exercised.",
+		"Each assertion holds on every group; support is the groups in which it was exercised.\n"+
+		"Paste the processor into the collector configuration and add it to a traces pipeline.",
 		r.processorID, plural(r.groups, "group"), r.groupBy, plural(r.events, "event"), plural(r.files, "file"))
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
