@@ -211,3 +211,57 @@ func TestBandedAgainstRationalOracle(t *testing.T) {
 		checkClose(t, "banded", p, rc.exactReach(target), 1e-10)
 	}
 }
+
+// A line written in decimals (0.99999 and 0.000005, whose float64 values sum
+// to 1 + 1.9e-18) is not the line: its answer drifts from i/(n+1). The
+// certified bound holds for the chain as written, checked against a 300-bit
+// solve of the same float64 probabilities (the Thomas algorithm on the
+// tridiagonal system).
+func TestDecimalLineAgainstHighPrecision(t *testing.T) {
+	const n, prec = 3_000, 300
+	// Variables, not constants: 1 − stay must be the float64 difference.
+	stay, mv := 0.99999, 0.000005
+	rows := make([][]Transition, n+2)
+	rows[0], rows[n+1] = []Transition{{0, 1}}, []Transition{{n + 1, 1}}
+	for s := 1; s <= n; s++ {
+		rows[s] = []Transition{{s - 1, mv}, {s, stay}, {s + 1, mv}}
+	}
+	c, err := FromRows(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := make([]bool, n+2)
+	target[n+1] = true
+	p := make([]float64, n+2)
+	res, err := mustSolver(t, Options{}).Reach(c, target, p)
+	if err != nil || res.Method != MethodBanded || res.Bound > 1e-15 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	bf := func(x float64) *big.Float { return new(big.Float).SetPrec(prec).SetFloat64(x) }
+	q, d := bf(mv), bf(1-stay) // 1 − stay is exact (Sterbenz)
+	// Forward: x_i = c_i·x_{i+1} + e_i.
+	cs, es := make([]*big.Float, n+1), make([]*big.Float, n+1)
+	cPrev, ePrev := bf(0), bf(0)
+	for i := 1; i <= n; i++ {
+		den := bf(0).Mul(q, cPrev)
+		den.Sub(d, den)
+		cs[i] = bf(0).Quo(q, den)
+		es[i] = bf(0).Quo(bf(0).Mul(q, ePrev), den)
+		cPrev, ePrev = cs[i], es[i]
+	}
+	next, drift := bf(1), 0.0
+	for i := n; i >= 1; i-- {
+		x := bf(0).Mul(cs[i], next)
+		x.Add(x, es[i])
+		want, _ := x.Float64()
+		if d := math.Abs(p[i] - want); d > res.Bound+1e-300 {
+			t.Fatalf("state %d: %.17g, the 300-bit solve %.17g: %g apart, above the bound %g", i, p[i], want, d, res.Bound)
+		}
+		drift = max(drift, math.Abs(want-float64(i)/(n+1)))
+		next = x
+	}
+	if drift < 1e-9 {
+		t.Errorf("the decimal line drifts by only %g from i/(n+1): the test lost its point", drift)
+	}
+	t.Logf("bound %.3g; the decimal line is up to %.3g from i/(n+1)", res.Bound, drift)
+}
