@@ -21,6 +21,7 @@ type spanFacts struct {
 	adkArgs, oiInput, genaiArgs, tlInput  pcommon.Value
 	tlOutput                              pcommon.Value
 	adkResult, genaiResult, oiOutput      pcommon.Value // read by result matchers only
+	errorType                             pcommon.Value // GenAI's failure marker (FailedCondition)
 	// The tool a span names in each convention, derived once (toolNamed
 	// compares with them): tool.name on a TOOL span, traceloop.entity.name on
 	// a tool span, the span name `execute_tool <tool>` without
@@ -63,6 +64,7 @@ const (
 	seenADKResult
 	seenGenAIResult
 	seenOIOutput
+	seenErrorType
 )
 
 // gather reads the span's attributes into f, which must be zero (a fresh
@@ -106,6 +108,8 @@ func (f *spanFacts) gather(span ptrace.Span, agents bool) {
 			f.value(&f.genaiResult, seenGenAIResult, v)
 		case "output.value":
 			f.value(&f.oiOutput, seenOIOutput, v)
+		case "error.type":
+			f.value(&f.errorType, seenErrorType, v)
 		default:
 			if agents {
 				f.agentFact(k, v)

@@ -51,6 +51,14 @@ func TestFailedCalls(t *testing.T) {
 			"transfer to greeting_agent (failed)"},
 		{"genai tool with attributes", ptrace.StatusCodeUnset, []string{"execute_tool say_hello", "gen_ai.operation.name", "execute_tool"},
 			"sayHello+helloOK", "tool say_hello"},
+		// GenAI semconv: error.type where the operation ended in an error.
+		{"genai tool with error.type", ptrace.StatusCodeUnset, []string{"execute_tool say_hello", "gen_ai.operation.name", "execute_tool",
+			"gen_ai.tool.name", "say_hello", "error.type", "timeout"}, "sayHello+helloFailed", "tool say_hello (failed)"},
+		{"genai tool with an empty error.type", ptrace.StatusCodeUnset, []string{"execute_tool say_hello", "gen_ai.operation.name", "execute_tool",
+			"gen_ai.tool.name", "say_hello", "error.type", ""}, "sayHello+helloOK", "tool say_hello"},
+		{"adk transfer with error.type", ptrace.StatusCodeUnset, []string{"execute_tool transfer_to_agent", "gen_ai.operation.name",
+			"execute_tool", "gen_ai.tool.name", "transfer_to_agent", adkArgs, `{"agent_name": "greeting_agent"}`, "error.type", "500"},
+			"xferFailed+transferFailed", "transfer to greeting_agent (failed)"},
 	}
 	native, viaOTTL := pair(t, failedConfig())
 	for _, tt := range tests {

@@ -3,6 +3,7 @@ package predicate
 import (
 	"strings"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -106,7 +107,9 @@ func (n *native) outcomeHolds(f *spanFacts) bool {
 // failed mirrors FailedCondition.
 func (f *spanFacts) failed() bool {
 	return f.span.Status().Code() == ptrace.StatusCodeError ||
-		(strings.HasPrefix(f.name, execPrefix) && f.span.Attributes().Len() == 0)
+		(strings.HasPrefix(f.name, execPrefix) && f.span.Attributes().Len() == 0) ||
+		(f.seen&seenErrorType != 0 && f.errorType.Type() != pcommon.ValueTypeEmpty &&
+			(f.errorType.Type() != pcommon.ValueTypeStr || f.errorType.Str() != ""))
 }
 
 // toolNamed and toolMessageNamed together mirror toolNamed in

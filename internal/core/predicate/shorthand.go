@@ -31,11 +31,14 @@ const DefaultEvents = `(span.attributes["gen_ai.operation.name"] == "execute_too
 	` and span.name != "execute_tool (merged)"`
 
 // FailedCondition is what `failed: true` adds to a tool or transfer
-// predicate: the span ended with status ERROR, or it is the span ADK for
+// predicate: the span ended with status ERROR; or it is the span ADK for
 // TypeScript ends when a tool throws: named `execute_tool <tool>`, with no
-// attribute at all (and status UNSET).
+// attribute at all (and status UNSET); or it carries GenAI's error.type,
+// which the semantic conventions set where the operation ended in an error
+// (ADK records a tool's failure there).
 const FailedCondition = `(span.status.code == STATUS_CODE_ERROR` +
-	` or (HasPrefix(span.name, "execute_tool ") and Len(span.attributes) == 0))`
+	` or (HasPrefix(span.name, "execute_tool ") and Len(span.attributes) == 0)` +
+	` or (span.attributes["error.type"] != nil and span.attributes["error.type"] != ""))`
 
 // ToolCondition is the OTTL of {tool: name}: a call of that tool, failed or
 // not, under GenAI semconv (gen_ai.tool.name, or without it the span name
