@@ -107,10 +107,11 @@ func run(train, heldOut, example, paper, out string, w io.Writer) (bool, error) 
 		if err := command(bin, "learn", "--config", config, "-o", model, train); err != nil {
 			return nil, err
 		}
-		args := []string{"evaluate", "--config", config, "--model", model, "--format", "json", heldOut}
+		args := []string{"evaluate", "--config", config, "--model", model, "--format", "json"}
 		if name == "example" {
 			args = append(args, "--svg", filepath.Join(out, "example.svg"))
 		}
+		args = append(args, heldOut)
 		var stdout bytes.Buffer
 		cmd := exec.Command(bin, args...)
 		cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
