@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test lint fmt-check vet staticcheck fuzz bench dist smoke demo household-model household-eval household-cpu
+.PHONY: restart test lint fmt-check vet staticcheck fuzz bench dist smoke demo household-model household-eval household-cpu
 
 # The README's test command: unit, conformance, property and end-to-end tests.
 test:
@@ -49,6 +49,12 @@ $(DIST_BIN): $(DIST_SRC)
 # what it reported. A collector that exits fails it at once, with its error.
 demo: $(DIST_BIN)
 	$(GO) run ./examples/demo
+
+# A crash and restart on the built distribution with file_storage: every
+# cross-turn verdict checkpointed before a kill -9 comes after the restart,
+# unmarked (examples/restart).
+restart: $(DIST_BIN)
+	$(GO) run ./examples/restart
 
 # The built distribution on loopback with the weather agents example.
 smoke: dist

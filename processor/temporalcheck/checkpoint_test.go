@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/internal/checkpoint/checkpointtest"
+	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
 
 // playConversations plays turn of every conversation, each its own trace,
@@ -83,5 +85,41 @@ func TestKillAndRestartLosesNoCheckpointedVerdict(t *testing.T) {
 		t.Errorf("without storage: %d violations after the restart, want 0 (the first turns are lost)", v)
 	} else {
 		t.Logf("without storage: 0 of %d cross-turn violations after the kill and restart", conversations)
+	}
+}
+
+// A checkpoint of open conversations, one turn in, costs little per group:
+// its key, the few fixed fields and its one event's name and bits.
+func TestCheckpointSizePerGroup(t *testing.T) {
+	const groups = 10_000
+	storageID := component.MustNewIDWithName("file_storage", "x")
+	store := checkpointtest.NewStore()
+	clock := &lockedClock{t: time.Unix(1_800_000_000, 0)}
+	cfg := weatherConfig()
+	cfg.Storage, cfg.WarmUp = &storageID, new(time.Duration)
+	p, _ := startProcessorOn(t, cfg, clock, store.Host(storageID))
+	batch := ptrace.NewTraces()
+	for n := range groups {
+		weatherTurn(n, fmt.Sprintf("conversation-%06d", n), "transfer_to_weather").ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
+	}
+	if err := p.ConsumeTraces(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	p.Tick(clock.add(15 * time.Second))
+	began := time.Now()
+	shutdown(t, p) // the shutdown's checkpoint
+	took := time.Since(began)
+	size := len(store.Get(component.NewID(metadata.Type), "groups"))
+	perGroup := float64(size) / groups
+	t.Logf("checkpoint of %d groups: %d bytes (%.0f a group), shutdown with it %v", groups, size, perGroup, took)
+	began = time.Now()
+	p2, _ := startProcessorOn(t, cfg, clock, store.Host(storageID))
+	t.Logf("restored %d groups in %v", p2.OpenGroups(), time.Since(began))
+	if p2.OpenGroups() != groups {
+		t.Errorf("%d groups restored, want %d", p2.OpenGroups(), groups)
+	}
+	shutdown(t, p2)
+	if perGroup > 150 {
+		t.Errorf("a one-event group takes %.0f bytes in the checkpoint, want at most 150", perGroup)
 	}
 }

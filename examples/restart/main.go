@@ -1,0 +1,239 @@
+// Command restart measures what a crash costs the cross-turn verdicts, on
+// the real distribution (make dist): a collector judges the first turn of
+// each conversation, checkpoints, and is killed with SIGKILL; a new one on
+// the same file_storage directory gets the second turns. Each conversation
+// violates te3 across the two turns (the transfer to the weather agent, then
+// a goodbye instead of an answer). It prints how many violations came after
+// the restart, and how many were marked agentguard.history, with storage
+// and without; it fails unless every one came, unmarked, with storage.
+//
+//	make restart
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/fixtures"
+	"github.com/agentguard/agentguard/internal/logsink"
+	"github.com/agentguard/agentguard/internal/verdictattr"
+)
+
+const config = `
+extensions:
+  file_storage/x:
+    directory: %[1]s
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: %[2]s
+processors:
+  temporalcheck:
+    group_by: conversation
+    wait: 300ms
+    root_wait: 100ms
+    group_timeout: 3s
+    warm_up: %[4]s
+    checkpoint_interval: 500ms
+    %[5]s
+    predicates:
+      xferToWeather: {tool: transfer_to_weather}
+      getWeather: {tool: get_weather}
+      xferToGreeting: {tool: transfer_to_greeting}
+    assertions:
+      - name: te3
+        always: 'xferToWeather >> (getWeather | xferToGreeting)'
+connectors:
+  verdictlogs:
+exporters:
+  otlp_http/verdicts:
+    logs_endpoint: http://%[3]s/v1/logs
+    compression: none
+service:
+  extensions: [file_storage/x]
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [temporalcheck]
+      exporters: [verdictlogs]
+    logs:
+      receivers: [verdictlogs]
+      exporters: [otlp_http/verdicts]
+`
+
+func main() {
+	bin := flag.String("bin", "dist/otelcol-agentguard", "the distribution (make dist)")
+	n := flag.Int("conversations", 20, "conversations, each violating te3 across its two turns")
+	flag.Parse()
+	ok := true
+	for _, storage := range []bool{true, false} {
+		got, marked, err := run(*bin, *n, storage)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "restart:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("storage %-5v: %d of %d cross-turn violations after kill -9 and restart, %d marked %s\n", storage, got, *n, marked, verdictattr.History)
+		ok = ok && (!storage || (got == *n && marked == 0))
+	}
+	if !ok {
+		fmt.Fprintln(os.Stderr, "restart: with storage, every checkpointed cross-turn violation must come, unmarked")
+		os.Exit(1)
+	}
+}
+
+// run plays the first turns into one collector, kills it once it has
+// checkpointed them, and plays the second turns into the next.
+func run(bin string, n int, storage bool) (got, marked int, err error) {
+	sink, err := logsink.Start()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer sink.Close()
+	dir, err := os.MkdirTemp("", "agentguard-restart-*")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(dir)
+	storageLine := ""
+	if storage {
+		storageLine = "storage: file_storage/x"
+	}
+	start := func(warmUp string) (*exec.Cmd, string, error) {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, "", err
+		}
+		path := filepath.Join(dir, "config-"+warmUp+".yaml")
+		if err := os.WriteFile(path, fmt.Appendf(nil, config, dir, addr, sink.Addr(), warmUp, storageLine), 0o600); err != nil {
+			return nil, "", err
+		}
+		cmd, err := startCollector(bin, path, filepath.Join(dir, "collector-"+warmUp+".log"))
+		return cmd, addr, err
+	}
+	// The first collector: none ran before it.
+	first, addr, err := start("0s")
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := post(addr, n, 3, "transfer_to_weather"); err != nil {
+		first.Process.Kill()
+		return 0, 0, err
+	}
+	time.Sleep(1500 * time.Millisecond) // released after wait, then checkpointed
+	if err := first.Process.Kill(); err != nil {
+		return 0, 0, err
+	}
+	first.Wait()
+	// The next one: a crash came before it, so its warm-up is on.
+	second, addr, err := start("3s")
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := post(addr, n, 5, "say_goodbye"); err != nil {
+		second.Process.Kill()
+		return 0, 0, err
+	}
+	sink.WaitQuiet(time.Second, 10*time.Second)
+	second.Process.Signal(os.Interrupt)
+	second.Wait()
+	for _, r := range sink.Records() {
+		a := r.Attributes()
+		if v, _ := a.Get(verdictattr.ScoreLabel); v.Str() != verdictattr.LabelFail {
+			continue
+		}
+		got++
+		if _, ok := a.Get(verdictattr.History); ok {
+			marked++
+		}
+	}
+	return got, marked, nil
+}
+
+// post sends turn of every conversation, each its own trace, as OTLP/JSON.
+func post(addr string, n, turn int, tool string) error {
+	td := ptrace.NewTraces()
+	for c := range n {
+		fixtures.StoveTrace(c*10+turn, fmt.Sprintf("conv-%02d", c), fixtures.ToolCall{Tool: tool}).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+	}
+	body, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		return err
+	}
+	resp, err := http.Post("http://"+addr+"/v1/traces", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST /v1/traces: %s", resp.Status)
+	}
+	return nil
+}
+
+// startCollector runs the collector and returns once it is ready.
+func startCollector(bin, config, logPath string) (*exec.Cmd, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--config", config)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %w (make dist builds it)", bin, err)
+	}
+	ready := make(chan bool, 1)
+	go func() {
+		defer log.Close()
+		sc := bufio.NewScanner(stderr)
+		said := false
+		for sc.Scan() {
+			fmt.Fprintln(log, sc.Text())
+			if !said && strings.Contains(sc.Text(), "Everything is ready") {
+				said = true
+				ready <- true
+			}
+		}
+		if !said {
+			ready <- false
+		}
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			cmd.Wait()
+			return nil, fmt.Errorf("the collector exited before it was ready; its log: %s", logPath)
+		}
+		return cmd, nil
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		return nil, errors.New("the collector was not ready within 60s; its log: " + logPath)
+	}
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
