@@ -92,6 +92,15 @@ type Config struct {
 	// QueueSpans bounds the spans handed to the workers and not yet passed
 	// on (0: queueSpansPerWorker a worker).
 	QueueSpans int
+	// OnArrival judges spans as they arrive instead of when their trace is
+	// complete: a trace goes to its group's worker as soon as its group is
+	// known (at once by trace ID; by an attribute, from the first batch
+	// that carries it; a trace without it is held as usual), and each later
+	// batch of it follows as its continuation. ConsumeTraces returns when
+	// the batch has been judged. An event that starts before an event its
+	// group already judged is out of order: counted (OutOfOrderEvents) and
+	// judged as the continuation. Needs Late: LateContinue.
+	OnArrival bool
 }
 
 // PositiveDuration reports a duration field that is not positive.

@@ -11,7 +11,8 @@ import (
 )
 
 // Metrics are the self-metrics of the stage, created by each processor's
-// telemetry builder under its own names. EvaluationTime may be nil.
+// telemetry builder under its own names. EvaluationTime may be nil, and
+// OutOfOrderEvents without OnArrival.
 type Metrics struct {
 	TracesHeld          metric.Int64UpDownCounter
 	TracesReleasedEarly metric.Int64Counter // by reason
@@ -29,6 +30,7 @@ type Metrics struct {
 	VerdictSpans            metric.Int64Counter
 	QueueFullWaits          metric.Int64Counter
 	EvaluationTime          metric.Float64Histogram
+	OutOfOrderEvents        metric.Int64Counter // with OnArrival only
 }
 
 // The attribute keys of the stage's metrics.

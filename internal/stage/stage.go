@@ -112,6 +112,7 @@ type lateChunk struct {
 	spans ptrace.Traces
 	key   string
 	own   bool
+	start pcommon.Timestamp // a trace taken on arrival: its start so far; 0: a continuation
 }
 
 // New makes a stage. newSource compiles the predicates once per worker
@@ -203,18 +204,96 @@ func (s *Stage[G]) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	var late []lateChunk
 	for _, part := range s.byShard(td) {
 		sh := s.shards[part.shard]
+		var ids []pcommon.TraceID
+		if s.cfg.OnArrival {
+			ids = traceIDs(part.spans)
+		}
 		sh.mu.Lock()
 		lateSpans, n, out := sh.buf.Add(part.spans, now)
 		forced = append(forced, s.route(sh, out)...)
 		if n > 0 {
 			late = append(late, s.routeLate(ctx, sh, lateSpans, n, pass)...)
 		}
+		if s.cfg.OnArrival {
+			late = append(late, s.takeGrouped(sh, ids)...)
+		}
 		s.recordHeld(ctx, sh)
 		sh.mu.Unlock()
 	}
-	s.dispatch(forced, late, work{now: now})
+	item := work{now: now}
+	var done sync.WaitGroup
+	if s.cfg.OnArrival {
+		// One chunk a group, so that its events in this batch are judged in
+		// their order, not in the order of the traces and shards they came in.
+		late = mergeChunks(late)
+		item.done = &done
+	}
+	s.dispatch(forced, late, item)
 	s.forward(ctx, pass)
+	done.Wait()
 	return nil
+}
+
+// traceIDs lists the trace IDs of td's spans, once each.
+func traceIDs(td ptrace.Traces) []pcommon.TraceID {
+	var ids []pcommon.TraceID
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				if id := sp.TraceID(); !slices.Contains(ids, id) {
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	return ids
+}
+
+// takeGrouped takes out of the buffer, as chunks for their groups' workers,
+// the traces of ids whose group is known (OnArrival). A trace without the
+// group_by attribute so far stays held: a later batch may bring it, or the
+// trace completes and is a group of its own.
+func (s *Stage[G]) takeGrouped(sh *shard, ids []pcommon.TraceID) []lateChunk {
+	var out []lateChunk
+	for _, id := range ids {
+		t := sh.buf.Held(id)
+		if t == nil {
+			continue
+		}
+		key, found := sequence.GroupOf(t.Spans, s.cfg.GroupBy)
+		if !found {
+			if s.cfg.GroupBy != sequence.ByTraceID {
+				continue
+			}
+			key = id.String()
+		}
+		sh.buf.Take(t)
+		sh.buf.File(id, key)
+		out = append(out, lateChunk{spans: t.Spans, key: key, own: !found, start: t.Start()})
+	}
+	return out
+}
+
+// mergeChunks merges the chunks of each group into one, in place, starting
+// at the earliest start of the traces taken in them.
+func mergeChunks(chunks []lateChunk) []lateChunk {
+	if len(chunks) < 2 {
+		return chunks
+	}
+	at := map[string]int{}
+	out := chunks[:0]
+	for _, c := range chunks {
+		if i, ok := at[c.key]; ok {
+			c.spans.ResourceSpans().MoveAndAppendTo(out[i].spans.ResourceSpans())
+			if c.start != 0 && (out[i].start == 0 || c.start < out[i].start) {
+				out[i].start = c.start
+			}
+			continue
+		}
+		at[c.key] = len(out)
+		out = append(out, c)
+	}
+	return out
 }
 
 // admit waits until the workers' queue has room for n spans: while it has
@@ -358,18 +437,25 @@ func (s *Stage[G]) route(sh *shard, ts []*tracebuffer.Trace) []released {
 // routeLate counts late spans and either adds them to pass or splits them
 // into chunks for their groups' workers.
 func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces, n int, pass ptrace.Traces) []lateChunk {
-	s.tel.LateSpans.Add(ctx, int64(n))
+	if !s.cfg.OnArrival { // a trace taken on arrival goes on in batches: they are not late
+		s.tel.LateSpans.Add(ctx, int64(n))
+	}
 	if s.cfg.Late == LatePass {
 		s.Warnings.Once("late", "spans arrived after their trace was released; they pass through unjudged (raise wait or root_wait)", zap.Int("spans", n))
 		spans.ResourceSpans().MoveAndAppendTo(pass.ResourceSpans())
 		return nil
 	}
-	s.Warnings.Once("late", "spans arrived after their trace was judged; they are judged as the continuation of its group, in arrival order (raise wait for a strict order)", zap.Int("spans", n))
+	if !s.cfg.OnArrival {
+		s.Warnings.Once("late", "spans arrived after their trace was judged; they are judged as the continuation of its group, in arrival order (raise wait for a strict order)", zap.Int("spans", n))
+	}
 	var chunks []lateChunk
 	index := map[pcommon.TraceID]int{}
 	moveSpans(spans, ptrace.Span.TraceID, func(id pcommon.TraceID) ptrace.Traces {
 		i, ok := index[id]
 		if !ok {
+			if s.cfg.OnArrival {
+				sh.buf.Refresh(id)
+			}
 			key, filed := sh.buf.GroupOf(id)
 			if !filed {
 				key = id.String()

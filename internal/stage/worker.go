@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/predicate"
+	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
@@ -35,13 +36,14 @@ type worker[G any] struct {
 // group is one open group: the evaluator's state, the latched predicates,
 // and where a verdict span would go.
 type group[G any] struct {
-	state    G
-	latch    predicate.Latch
-	trace    pcommon.TraceID
-	lastSpan pcommon.SpanID // the last event's span, the verdict span's parent
-	service  *string        // interned; nil when unknown
-	history  History
-	latest   pcommon.Timestamp // the latest start of a trace judged: an earlier one is out of order
+	state       G
+	latch       predicate.Latch
+	trace       pcommon.TraceID
+	lastSpan    pcommon.SpanID // the last event's span, the verdict span's parent
+	service     *string        // interned; nil when unknown
+	history     History
+	latest      pcommon.Timestamp // the latest start of a trace judged: an earlier one is out of order
+	latestEvent pcommon.Timestamp // the latest start of an event judged (OnArrival)
 }
 
 // The reasons a group ends.
@@ -88,7 +90,7 @@ func (w *worker[G]) do(item work) {
 		r.trace.Spans.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
 	}
 	for _, l := range item.late {
-		w.judge(ctx, &b, l.key, l.own, l.spans, 0, item.now, item.now)
+		w.judge(ctx, &b, l.key, l.own, l.spans, l.start, item.now, item.now)
 		l.spans.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
 	}
 	for w.groups.Len() > w.maxGroups {
@@ -118,8 +120,8 @@ func (w *worker[G]) do(item work) {
 
 // judge extracts a chunk's events, whose latest span arrived at seen, and
 // has the evaluator judge them as its group's next ones. traceStart is the
-// start of the chunk's trace, 0 for late spans (the continuation of a trace
-// already judged). A trace that is a group of its own ends here when no late
+// start of the chunk's trace (of a trace taken on arrival: its earliest span
+// so far), 0 for late spans (the continuation of a trace already judged). A trace that is a group of its own ends here when no late
 // span can continue it.
 func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, td ptrace.Traces, traceStart pcommon.Timestamp, seen, now time.Time) {
 	start := time.Now()
@@ -142,6 +144,9 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 	}
 	evs, errs := w.src.Extract(td, &g.latch)
 	w.s.countErrors(ctx, errs)
+	if w.s.cfg.OnArrival {
+		w.countOutOfOrder(ctx, g, key, evs)
+	}
 	for _, ev := range evs {
 		w.tally.add(ev.Bits)
 	}
@@ -162,6 +167,31 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 	if own && w.s.cfg.Late == LatePass {
 		w.end(ctx, b, key, endComplete, now)
 	}
+}
+
+// countOutOfOrder counts the events that start before an event the group
+// already judged (OnArrival): an event that overlaps a later one, such as
+// a parallel tool call or one enclosing another, sent in a later batch.
+// Equal starts are in order: the later arrival comes after, as in
+// sequence.Compare.
+func (w *worker[G]) countOutOfOrder(ctx context.Context, g *group[G], key string, evs []sequence.Event) {
+	n := 0
+	for _, ev := range evs {
+		if ev.Start < g.latestEvent {
+			n++
+		} else {
+			g.latestEvent = ev.Start
+		}
+	}
+	if n == 0 {
+		return
+	}
+	if c := w.s.tel.OutOfOrderEvents; c != nil {
+		c.Add(ctx, int64(n))
+	}
+	w.mark(ctx, g, HistoryOutOfOrder, markOutOfOrder, key)
+	w.s.Warnings.Once("out-of-order", "an event arrived after a later-starting event of its group was judged; it is judged as the continuation (events that overlap in time and are exported in different batches; score: when_complete orders them)",
+		zap.String("group", key), zap.Int("events", n))
 }
 
 // end ends a group: its end-of-group verdicts go on its last event's span if

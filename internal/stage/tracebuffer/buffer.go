@@ -212,6 +212,18 @@ func (b *Buffer) Expire(now time.Time) []*Trace {
 	return out
 }
 
+// Held is the trace of id if it is held, else nil.
+func (b *Buffer) Held(id pcommon.TraceID) *Trace { return b.traces[id] }
+
+// Take releases a held trace now, before it is due: an owner that judges
+// spans as they arrive takes each trace as soon as it knows its group. The
+// trace's later spans come back from Add as late.
+func (b *Buffer) Take(t *Trace) {
+	if b.holds(t) {
+		b.release(t, Taken)
+	}
+}
+
 // Flush releases every trace held, in the order they started.
 func (b *Buffer) Flush() []*Trace {
 	out := make([]*Trace, 0, len(b.traces))
@@ -275,6 +287,16 @@ func forEachScope(td ptrace.Traces, f func(ptrace.ResourceSpans, ptrace.ScopeSpa
 // File records the group a released trace belongs to, so that its late spans
 // can be given to that group (see GroupOf).
 func (b *Buffer) File(id pcommon.TraceID, group string) { b.released.file(id, group) }
+
+// Refresh remembers a released trace's ID anew, with its group, as if it
+// were released now: an owner that takes traces on arrival calls it for each
+// later batch of one, so that a trace still sending is not forgotten while
+// others are released.
+func (b *Buffer) Refresh(id pcommon.TraceID) {
+	if b.released.has(id) {
+		b.released.add(id)
+	}
+}
 
 // GroupOf is the group a remembered released trace was filed under.
 func (b *Buffer) GroupOf(id pcommon.TraceID) (string, bool) { return b.released.group(id) }

@@ -275,3 +275,35 @@ func BenchmarkExpireManyHeld(b *testing.B) {
 		}
 	}
 }
+
+// Take releases a held trace before it is due; its later spans come back
+// late, and Refresh keeps a trace that goes on sending remembered, with its
+// group, while others are released.
+func TestTakeAndRefresh(t *testing.T) {
+	b := New(Config{Wait: time.Second, MaxTraces: 100, RememberReleased: 2})
+	b.Add(batch(span{1, 1, false}), t0)
+	tr := b.Held(traceID(1))
+	if tr == nil || b.Held(traceID(2)) != nil {
+		t.Fatal("Held: trace 1 not held, or trace 2 held")
+	}
+	b.Take(tr)
+	b.File(traceID(1), "conv")
+	if b.Len() != 0 || tr.Reason != Taken || tr.Reason.Early() || len(b.Expire(t0.Add(time.Second))) != 0 {
+		t.Fatalf("after Take: held %d, reason %v", b.Len(), tr.Reason)
+	}
+	for i := 2; i <= 4; i++ {
+		b.Refresh(traceID(1))
+		b.Add(batch(span{i, i, false}), t0)
+		b.Take(b.Held(traceID(i)))
+	}
+	if _, n, _ := b.Add(batch(span{1, 9, false}), t0); n != 1 {
+		t.Fatalf("trace 1, refreshed, forgotten among %d released since", 3)
+	}
+	if g, ok := b.GroupOf(traceID(1)); !ok || g != "conv" {
+		t.Errorf("group after refreshes: %q %v", g, ok)
+	}
+	b.Refresh(traceID(7)) // never released: nothing to remember
+	if b.released.has(traceID(7)) {
+		t.Error("Refresh remembered a trace never released")
+	}
+}

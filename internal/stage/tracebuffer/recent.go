@@ -25,17 +25,20 @@ func newRecentIDs(n int) recentIDs {
 func (r *recentIDs) has(id pcommon.TraceID) bool { return r.set[id].times > 0 }
 
 func (r *recentIDs) add(id pcommon.TraceID) {
+	e := r.set[id] // read first: the slot overwritten may be id's own, and its group must stay
 	if r.full {
-		old := r.ring[r.next]
-		if e := r.set[old]; e.times == 1 {
-			delete(r.set, old)
-		} else {
+		switch old := r.ring[r.next]; {
+		case old == id:
 			e.times--
-			r.set[old] = e
+		case r.set[old].times == 1:
+			delete(r.set, old)
+		default:
+			o := r.set[old]
+			o.times--
+			r.set[old] = o
 		}
 	}
 	r.ring[r.next] = id
-	e := r.set[id]
 	e.times++
 	r.set[id] = e
 	r.next++

@@ -16,10 +16,11 @@ const (
 	Evicted                // the oldest trace, released early at MaxTraces
 	Oversize               // more than MaxSpansPerTrace spans
 	Shutdown               // released by Flush
+	Taken                  // taken by its owner before it was due (Take): its later spans follow as late
 )
 
 func (r Reason) String() string {
-	return [...]string{"complete", "root_wait", "evicted", "oversize", "shutdown"}[r]
+	return [...]string{"complete", "root_wait", "evicted", "oversize", "shutdown", "taken"}[r]
 }
 
 // Early reports whether the trace was released before it was complete.
