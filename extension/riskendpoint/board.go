@@ -45,6 +45,9 @@ type Decision struct {
 	TraceID  pcommon.TraceID
 	SpanID   pcommon.SpanID // the event's span
 	At       time.Time      // when it was decided
+	// History is "" for a complete history, else the agentguard.history
+	// mark of the group (partial, out_of_order).
+	History string
 }
 
 // boardShards spreads the groups over independently locked maps, so that

@@ -76,6 +76,10 @@ type Response struct {
 	TraceID   string    `json:"trace_id"`
 	SpanID    string    `json:"span_id"`
 	DecidedAt time.Time `json:"decided_at"`
+	// History is absent for a complete history, else why the decision may
+	// rest on an incomplete one: partial (its beginning may be missing) or
+	// out_of_order, as agentguard.history on the spans.
+	History string `json:"history,omitempty"`
 }
 
 // problem is the body of every refusal.
@@ -106,7 +110,7 @@ func (e *endpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		reply(w, http.StatusOK, Response{
 			Alert:   d.Guard.Alert(d.Decision, d.Group, d.Event),
-			TraceID: d.TraceID.String(), SpanID: d.SpanID.String(), DecidedAt: d.At.UTC(),
+			TraceID: d.TraceID.String(), SpanID: d.SpanID.String(), DecidedAt: d.At.UTC(), History: d.History,
 		})
 	}
 }

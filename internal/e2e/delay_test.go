@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"crypto/sha256"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -199,4 +201,180 @@ func eachSpan(td ptrace.Traces, f func(ptrace.Span)) {
 			}
 		}
 	}
+}
+
+// Live household episodes for probguard's delay: copies of real LangGraph
+// episodes (ep-001 warned once, ep-004 warned then unsafe, ep-010 never
+// warned), each exported as its agent's SDK would if it flushed after every
+// tool call, a pause (a model call) between requests.
+const (
+	riskEpisodes = 10 // of each
+	riskPause    = 200 * time.Millisecond
+)
+
+// TestRiskDelay measures, with the household example's configuration, the
+// delay from the sending of a tool span to its risk annotation (the verdict
+// log record's observed time: when verdictlogs took the annotated span from
+// probguard) and to the arrival of its verdict log record at the logs
+// backend, with score: when_complete (the trace held until it is complete)
+// and on_arrival: p50 and p99 are logged (go test -run TestRiskDelay -v).
+// Both must decide the same verdicts; on arrival, each within a second.
+func TestRiskDelay(t *testing.T) {
+	verdicts := map[Score][]string{}
+	for _, score := range []Score{"when_complete", "on_arrival"} {
+		annotated, logged, got := riskDelays(t, score)
+		verdicts[score] = got
+		t.Logf("score: %s, %d warnings: to the annotation %s; to the log record %s", score, len(got), percentiles(annotated), percentiles(logged))
+		if score == "on_arrival" {
+			if worst := slices.Max(logged); worst > time.Second {
+				t.Errorf("on arrival, a warning reached the logs backend %v after its span was sent", worst)
+			}
+		}
+	}
+	if a, b := verdicts["when_complete"], verdicts["on_arrival"]; !slices.Equal(a, b) {
+		t.Errorf("the verdicts differ:\nwhen_complete %q\non_arrival    %q", a, b)
+	}
+}
+
+// Score is probguard's score setting.
+type Score string
+
+// riskDelays plays the episodes through a collector scoring as score says
+// and returns each warning's delays and the verdicts, sorted, as "group
+// event label".
+func riskDelays(t *testing.T, score Score) (annotated, logged []time.Duration, verdicts []string) {
+	t.Helper()
+	t.Setenv("AGENTGUARD_HOUSEHOLD_MODEL", filepath.Join("..", "..", "examples", "household", "model.json"))
+	overlay := filepath.Join(t.TempDir(), "score.yaml")
+	if err := os.WriteFile(overlay, []byte("processors:\n  probguard:\n    score: "+string(score)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sink, err := logsink.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	addr := e2e.StartCollector(t, sink, householdConfigs[0], overlay)
+
+	var mu sync.Mutex
+	sent := map[string]time.Time{} // span ID -> when its request was sent
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*riskEpisodes)
+	start := time.Now()
+	for i := range 3 * riskEpisodes {
+		ep := []string{"ep-001", "ep-004", "ep-010"}[i%3]
+		reqs := exportAsItRuns(t, "../../testdata/traces/household-langgraph/"+ep+".json", fmt.Sprintf("%s-%02d", ep, i/3), start)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Until(start.Add(time.Duration(i) * stagger)))
+			for j, req := range reqs {
+				if j > 0 {
+					time.Sleep(riskPause)
+				}
+				at := time.Now()
+				mu.Lock()
+				for _, id := range req.spans {
+					sent[id] = at
+				}
+				mu.Unlock()
+				if _, err := e2e.Post(addr, req.body); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	want := 3 * riskEpisodes // ep-001 once, ep-004 twice
+	if !sink.WaitFor(want, 10*time.Second) {
+		t.Fatalf("score %s: %d verdict records, want %d", score, len(sink.Records()), want)
+	}
+	sink.WaitQuiet(500*time.Millisecond, 5*time.Second)
+	for _, r := range sink.Received() {
+		at, ok := sent[r.Record.SpanID().String()]
+		if !ok {
+			t.Fatalf("a verdict on span %s, which was never sent", r.Record.SpanID())
+		}
+		annotated = append(annotated, r.Record.ObservedTimestamp().AsTime().Sub(at))
+		logged = append(logged, r.At.Sub(at))
+		a := r.Record.Attributes().AsRaw()
+		verdicts = append(verdicts, fmt.Sprintf("%v %v %v", a[verdictattr.Group], a[verdictattr.EventNumber], a[verdictattr.ScoreLabel]))
+	}
+	if len(verdicts) != want {
+		t.Fatalf("score %s: %d verdict records, want %d", score, len(verdicts), want)
+	}
+	slices.Sort(verdicts)
+	return annotated, logged, verdicts
+}
+
+// request is one export request and the span IDs it carries.
+type request struct {
+	body  []byte
+	spans []string
+}
+
+// exportAsItRuns makes a new episode of a recorded one (one trace, its spans
+// in the order they ended): new trace and span IDs, session.id conv, times
+// moved to start at start; cut into one request after each tool span, as an
+// agent that flushes its span processor after every tool call exports it.
+func exportAsItRuns(t *testing.T, path, conv string, start time.Time) []request {
+	t.Helper()
+	var u ptrace.JSONUnmarshaler
+	td, err := u.UnmarshalTraces(e2e.Requests(t, path)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first pcommon.Timestamp
+	eachSpan(td, func(sp ptrace.Span) {
+		if first == 0 || sp.StartTimestamp() < first {
+			first = sp.StartTimestamp()
+		}
+	})
+	shift := pcommon.NewTimestampFromTime(start) - first
+	rs := td.ResourceSpans().At(0)
+	spans := rs.ScopeSpans().At(0).Spans()
+	var out []request
+	var m ptrace.JSONMarshaler
+	cut := func(from, to int) {
+		req := ptrace.NewTraces()
+		rrs := req.ResourceSpans().AppendEmpty()
+		rs.Resource().CopyTo(rrs.Resource())
+		rss := rrs.ScopeSpans().AppendEmpty()
+		rs.ScopeSpans().At(0).Scope().CopyTo(rss.Scope())
+		var ids []string
+		for i := from; i < to; i++ {
+			sp := rss.Spans().AppendEmpty()
+			spans.At(i).CopyTo(sp)
+			sp.SetTraceID(pcommon.TraceID(hashID(conv, sp.TraceID().String())))
+			sp.SetSpanID(newSpanID(conv, sp.SpanID()))
+			if !sp.ParentSpanID().IsEmpty() {
+				sp.SetParentSpanID(newSpanID(conv, sp.ParentSpanID()))
+			}
+			sp.SetStartTimestamp(sp.StartTimestamp() + shift)
+			sp.SetEndTimestamp(sp.EndTimestamp() + shift)
+			sp.Attributes().PutStr("session.id", conv)
+			ids = append(ids, sp.SpanID().String())
+		}
+		b, err := m.MarshalTraces(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, request{body: b, spans: ids})
+	}
+	from := 0
+	for i, sp := range spans.All() {
+		if v, ok := sp.Attributes().Get("openinference.span.kind"); ok && v.Str() == "TOOL" {
+			cut(from, i+1)
+			from = i + 1
+		}
+	}
+	if from < spans.Len() {
+		cut(from, spans.Len())
+	}
+	return out
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -23,8 +22,10 @@ var householdConfigs = []string{
 // The household collector with the risk endpoint, fed a real LangGraph
 // episode (ep-004) as its agent would export it mid-run: first the spans up
 // to its fifth tool call (it leaves the kitchen with the stove on), then the
-// rest (it stays away until the house is unsafe). The endpoint serves the
-// warning at the fifth event, then the violation.
+// rest (it stays away until the house is unsafe). As soon as each request
+// is answered (probguard scores on arrival), the endpoint serves the warning
+// at the fifth event, then the violation: an agent that flushed its spans
+// can ask at once.
 func TestWarningAtTheRiskEndpoint(t *testing.T) {
 	t.Setenv("AGENTGUARD_HOUSEHOLD_MODEL", filepath.Join("..", "..", "examples", "household", "model.json"))
 	endpoint := e2e.FreeAddr(t)
@@ -44,9 +45,9 @@ func TestWarningAtTheRiskEndpoint(t *testing.T) {
 	if _, err := e2e.Post(addr, first); err != nil {
 		t.Fatal(err)
 	}
-	got := awaitEvent(t, url, 5)
-	if !got.Warning || got.Kind != "risk" || got.Group != "ep-004" || got.PSafe == nil || *got.PSafe >= got.Threshold {
-		t.Errorf("after the fifth tool call: %+v", got)
+	code, got := ask(t, url)
+	if code != http.StatusOK || got.Event != 5 || !got.Warning || got.Kind != "risk" || got.Group != "ep-004" || got.PSafe == nil || *got.PSafe >= got.Threshold {
+		t.Errorf("after the fifth tool call: %d %+v", code, got)
 	}
 	if b, err := json.MarshalIndent(got, "", "  "); err == nil {
 		t.Logf("served after the fifth tool call:\n%s", b)
@@ -54,9 +55,9 @@ func TestWarningAtTheRiskEndpoint(t *testing.T) {
 	if _, err := e2e.Post(addr, rest); err != nil {
 		t.Fatal(err)
 	}
-	got = awaitEvent(t, url, 8)
-	if !got.Warning || got.Kind != "violation" {
-		t.Errorf("after the eighth tool call: %+v", got)
+	code, got = ask(t, url)
+	if code != http.StatusOK || got.Event != 13 || !got.Warning || got.Kind != "violation" {
+		t.Errorf("after the last tool call: %d %+v", code, got)
 	}
 }
 
@@ -76,22 +77,6 @@ func ask(t *testing.T, url string) (int, riskendpoint.Response) {
 		}
 	}
 	return resp.StatusCode, r
-}
-
-// awaitEvent asks until the group's latest decision is at least event n.
-func awaitEvent(t *testing.T, url string, n int) riskendpoint.Response {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		code, r := ask(t, url)
-		if code == http.StatusOK && r.Event >= n {
-			return r
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no decision at event %d within 10s: last %d %+v", n, code, r)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // splitAtTool cuts a one-scope OTLP/JSON episode into two requests: the

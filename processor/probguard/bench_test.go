@@ -83,30 +83,37 @@ func BenchmarkPerEvent(b *testing.B) {
 }
 
 // BenchmarkThroughput: the stove configuration over 40-event traces beside
-// a processor that only passes batches on. One op is one trace; ns/span and
-// spans/s are what to compare.
+// a processor that only passes batches on, scored on arrival (probguard)
+// and when complete. One op is one trace; ns/span and spans/s are what to
+// compare.
 func BenchmarkThroughput(b *testing.B) {
 	tmpl := benchTrace(false)
 	b.Run("passthrough", func(b *testing.B) { fixtures.PassThrough(b, metadata.Type, tmpl) })
-	b.Run("probguard", func(b *testing.B) {
-		cfg, err := loadConfig(&testing.T{}, "stove")
-		if err != nil {
-			b.Fatal(err)
-		}
-		pt, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, fixtures.NopTraces{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		p := pt.(*probProcessor)
-		clock := time.Unix(1_800_000_000, 0)
-		p.UseClock(func() time.Time { return clock })
-		fixtures.Throughput(b, tmpl, p.ConsumeTraces, func() {
-			clock = clock.Add(2 * time.Minute) // released, and the groups ended
-			p.Tick(clock)
+	for name, score := range benchScores {
+		b.Run(name, func(b *testing.B) {
+			cfg, err := loadConfig(&testing.T{}, "stove")
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg.Score = score
+			pt, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, fixtures.NopTraces{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := pt.(*probProcessor)
+			clock := time.Unix(1_800_000_000, 0)
+			p.UseClock(func() time.Time { return clock })
+			fixtures.Throughput(b, tmpl, p.ConsumeTraces, func() {
+				clock = clock.Add(2 * time.Minute) // released, and the groups ended
+				p.Tick(clock)
+			})
+			shutdown(b, p)
 		})
-		shutdown(b, p)
-	})
+	}
 }
+
+// benchScores are the sub-benchmarks' names and scoring.
+var benchScores = map[string]Score{"probguard": ScoreOnArrival, "probguard-when_complete": ScoreWhenComplete}
 
 // BenchmarkThroughputParallel: as BenchmarkThroughput, with one sender per
 // core and the processor on its own clock (wait 5ms), as in a collector:
@@ -114,23 +121,26 @@ func BenchmarkThroughput(b *testing.B) {
 func BenchmarkThroughputParallel(b *testing.B) {
 	tmpl := benchTrace(false)
 	b.Run("passthrough", func(b *testing.B) { fixtures.PassThroughParallel(b, metadata.Type, tmpl) })
-	b.Run("probguard", func(b *testing.B) {
-		cfg, err := loadConfig(&testing.T{}, "stove")
-		if err != nil {
-			b.Fatal(err)
-		}
-		cfg.Wait, cfg.RootWait, cfg.GroupTimeout = 5*time.Millisecond, 0, 10*time.Millisecond
-		p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, fixtures.NopTraces{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-			b.Fatal(err)
-		}
-		fixtures.ThroughputParallel(b, tmpl, p.ConsumeTraces, func() {
-			if err := p.Shutdown(context.Background()); err != nil {
+	for name, score := range benchScores {
+		b.Run(name, func(b *testing.B) {
+			cfg, err := loadConfig(&testing.T{}, "stove")
+			if err != nil {
 				b.Fatal(err)
 			}
+			cfg.Score = score
+			cfg.Wait, cfg.RootWait, cfg.GroupTimeout = 5*time.Millisecond, 0, 10*time.Millisecond
+			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, fixtures.NopTraces{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+				b.Fatal(err)
+			}
+			fixtures.ThroughputParallel(b, tmpl, p.ConsumeTraces, func() {
+				if err := p.Shutdown(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			})
 		})
-	})
+	}
 }

@@ -53,10 +53,15 @@ type Config struct {
 	// agents can ask for their group's latest one. Unset: none.
 	RiskEndpoint *component.ID `mapstructure:"risk_endpoint"`
 
+	// Score: on_arrival (default) scores each batch of spans as it arrives,
+	// once its trace's group is known; when_complete holds each trace until
+	// wait or root_wait says it is complete.
+	Score Score `mapstructure:"score"`
 	// Wait: a trace is scored this long after its last new span (default
 	// 2s); spans of it that come later are scored as the continuation of its
 	// group, so a small wait gives early warnings without losing order
-	// within a batch.
+	// within a batch. With score: on_arrival, only traces whose group is not
+	// known yet wait.
 	Wait time.Duration `mapstructure:"wait"`
 	// RootWait: ... or this long after its root span arrived (default 500ms;
 	// 0: Wait only).
@@ -93,6 +98,23 @@ type Config struct {
 	// row is logged once at WARN (default 1000; 0: never).
 	WarnUnheldAfter int `mapstructure:"warn_unheld_after"`
 }
+
+// Score says when spans are scored.
+type Score string
+
+const (
+	// ScoreOnArrival scores an event as soon as its batch arrives: exact
+	// when the events of a group do not overlap in time (an agent calling
+	// one tool after another) and its spans are exported in the order they
+	// end, as the SDKs' batch span processors do. An event exported after a
+	// later-starting one was scored is counted and scored as the
+	// continuation.
+	ScoreOnArrival Score = "on_arrival"
+	// ScoreWhenComplete holds each trace until it is complete (wait,
+	// root_wait), so that overlapping events exported in different batches
+	// of one trace are scored in start order.
+	ScoreWhenComplete Score = "when_complete"
+)
 
 // LearnConfig is online learning.
 type LearnConfig struct {
@@ -134,6 +156,7 @@ func (l *LearnConfig) interval() time.Duration {
 func createDefaultConfig() *Config {
 	return &Config{
 		GroupBy:            sequence.ByTraceID,
+		Score:              ScoreOnArrival,
 		Property:           Property{Kind: dtmc.AlwaysSafe},
 		Threshold:          0.7,
 		Report:             guard.ReportCrossing,
@@ -176,6 +199,9 @@ func (c *Config) validateShape() error {
 	}
 	if c.GroupBy == "" {
 		errs = append(errs, errors.New(`group_by: must be "trace_id", "conversation" or an attribute key`))
+	}
+	if c.Score != ScoreOnArrival && c.Score != ScoreWhenComplete {
+		errs = append(errs, fmt.Errorf("score: unknown value %q: valid values are %q and %q", c.Score, ScoreOnArrival, ScoreWhenComplete))
 	}
 	if c.Learn != nil {
 		errs = append(errs, c.Learn.validate(c.Model))

@@ -82,7 +82,7 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 		}
 	}
 	s, err := stage.New(stage.Config{
-		Bounds: cfg.bounds(), GroupBy: cfg.GroupBy, Late: stage.LateContinue,
+		Bounds: cfg.bounds(), GroupBy: cfg.GroupBy, Late: stage.LateContinue, OnArrival: cfg.Score == ScoreOnArrival,
 		WarnUnheldAfter: cfg.WarnUnheldAfter, Scope: metadata.ScopeName, WarmUp: cfg.warmUp(),
 		AfterTick: func() { p.maybeLearn(context.Background(), false) },
 		Storage:   cfg.Storage, CheckpointEvery: cfg.CheckpointInterval, ID: id,
@@ -95,6 +95,7 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 		PredicateHeld: tel.PredicateHeld, SpansWithoutTraceID: tel.SpansWithoutTraceID, VerdictSpans: tel.VerdictSpans,
 		QueueFullWaits:          tel.QueueFullWaits,
 		GroupsHistoryIncomplete: tel.GroupsHistoryIncomplete, Checkpoints: tel.Checkpoints, GroupsRestored: tel.GroupsRestored,
+		OutOfOrderEvents: tel.OutOfOrderEvents,
 	}, func() (*events.Source, error) { return events.NewSource(cfg.Config, cfg.GroupBy, set) }, p)
 	if err != nil {
 		return nil, err
@@ -186,7 +187,7 @@ func (p *probProcessor) decide(ctx context.Context, g *guard.Guard, st *group, k
 	}
 	if st.slot != nil {
 		st.slot.Publish(&riskendpoint.Decision{Guard: g, Decision: d, Group: key, Event: st.events,
-			TraceID: span.TraceID(), SpanID: span.SpanID(), At: p.now()})
+			TraceID: span.TraceID(), SpanID: span.SpanID(), At: p.now(), History: h.String()})
 	}
 	if !d.Report {
 		return

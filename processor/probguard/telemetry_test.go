@@ -95,28 +95,34 @@ func TestSelfMetrics(t *testing.T) {
 	}
 }
 
-// Past max_traces, traces are scored early and groups ended early: counted,
-// and every span still passes.
+// Past max_traces, traces are scored early (when_complete: on arrival no
+// trace is held by trace ID) and groups ended early: counted, and every
+// span still passes.
 func TestBoundsAreCountedAndLoseNothing(t *testing.T) {
-	set, reader := meteredSettings()
-	cfg := stoveConfig(t)
-	cfg.MaxTraces = 2
-	p, sink := newTestProcessor(t, cfg, set)
-	in := 0
-	for n := range 10 {
-		in += feed(t, p, fixtures.V2Trace(n))
-		p.Sync()
-		if n := p.OpenGroups(); n > 2 {
-			t.Fatalf("%d open groups past max_traces 2", n)
+	for _, score := range []Score{ScoreWhenComplete, ScoreOnArrival} {
+		set, reader := meteredSettings()
+		cfg := stoveConfig(t)
+		cfg.MaxTraces, cfg.Score = 2, score
+		p, sink := newTestProcessor(t, cfg, set)
+		in := 0
+		for n := range 10 {
+			in += feed(t, p, fixtures.V2Trace(n))
+			p.Sync()
+			if n := p.OpenGroups(); n > 2 {
+				t.Fatalf("%s: %d open groups past max_traces 2", score, n)
+			}
 		}
-	}
-	shutdown(t, p)
-	if out := sink.SpanCount(); out != in {
-		t.Errorf("%d spans in, %d out", in, out)
-	}
-	got := metricsOf(t, reader)
-	if got["otelcol_processor_probguard_traces_released_early{reason=evicted}"] == 0 || got["otelcol_processor_probguard_groups_ended_early{reason=max_traces}"] == 0 {
-		t.Errorf("early releases and group ends not counted: %v", got)
+		shutdown(t, p)
+		if out := sink.SpanCount(); out != in {
+			t.Errorf("%s: %d spans in, %d out", score, in, out)
+		}
+		got := metricsOf(t, reader)
+		if evicted := got["otelcol_processor_probguard_traces_released_early{reason=evicted}"]; (evicted == 0) != (score == ScoreOnArrival) {
+			t.Errorf("%s: %v traces released early: %v", score, evicted, got)
+		}
+		if got["otelcol_processor_probguard_groups_ended_early{reason=max_traces}"] == 0 {
+			t.Errorf("%s: early group ends not counted: %v", score, got)
+		}
 	}
 }
 

@@ -76,6 +76,7 @@ type TelemetryBuilder struct {
 	VerdictsHistoryIncomplete metric.Int64Counter
 	Checkpoints               metric.Int64Counter
 	GroupsRestored            metric.Int64Counter
+	OutOfOrderEvents          metric.Int64Counter
 }
 
 // NewTelemetryBuilder creates the instruments of the table from the
@@ -163,5 +164,8 @@ func (b *TelemetryBuilder) instruments() []selfmetric.Instrument {
 	}, {
 		Name: "otelcol_processor_probguard_groups_restored", Field: &b.GroupsRestored, Enabled: true, Unit: "{groups}",
 		Description: "Groups restored from the storage extension's checkpoint at start.",
+	}, {
+		Name: "otelcol_processor_probguard_out_of_order_events", Field: &b.OutOfOrderEvents, Enabled: true, Unit: "{events}",
+		Description: "Events (score: on_arrival) that arrived after a later-starting event of their group was scored; scored as the continuation of their group.",
 	}}
 }
