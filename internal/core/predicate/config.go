@@ -11,6 +11,15 @@
 //	  - name: helloFailed
 //	    tool: say_hello                  # ... that failed (false: that succeeded)
 //	    failed: true
+//	  - name: secureFetch
+//	    tool: fetch                      # ... whose arguments' url matches (result: the same for its result)
+//	    args: {url: '^https://'}
+//	  - name: askCity
+//	    tool: get_weather                # binds city in the capture dict (a capture predicate)
+//	    capture: {city: args.city}
+//	  - name: sameCity
+//	    tool: get_weather                # ... holds where city is the one bound
+//	    args: {city: {captured: city}}
 //	  - name: xferToGreeting
 //	    transfer_to: greeting_agent      # a transfer/handoff to that agent that did not fail
 //	  - name: greetingRuns
