@@ -246,7 +246,9 @@ func (r *replayed) take(vs []assertion.Verdict, seq *sequenceSoFar) {
 			if waits[e] == nil {
 				waits[e] = texpr.NewWaits(e, seq.bits, waitsBudget)
 			}
-			if ws, ok := waits[e].Of(v.Start); ok {
+			// Waits reads bits alone: what a capture assertion's dicts
+			// allowed it cannot tell, so it is left unsaid.
+			if ws, ok := waits[e].Of(v.Start); ok && !texpr.UsesCaptures(e, v.Assertion.Spec.Captures) {
 				for _, w := range ws {
 					p.WaitingFor = append(p.WaitingFor, w.String())
 				}
