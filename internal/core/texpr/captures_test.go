@@ -485,3 +485,46 @@ func FuzzCaptureEngine(f *testing.F) {
 		}
 	})
 }
+
+// A capture monitor reused across sequences (Finish, then Step) judges each
+// as a fresh monitor does; anchored, it starts one evaluation a sequence.
+func TestCaptureMonitorAcrossSequences(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for i := range 300 {
+		e := randomExpr(r, 1+r.IntN(3))
+		if !UsesCaptures(e, 7) {
+			continue
+		}
+		for _, anchored := range []bool{false, true} {
+			reused := NewMonitor(Assertion{Expr: e, Passes: true, Trees: TreesAll, Captures: 7, Anchored: anchored})
+			for range 3 {
+				evs := randomCaptureEvents(r, 1+r.IntN(8))
+				fresh := NewMonitor(Assertion{Expr: e, Passes: true, Trees: TreesAll, Captures: 7, Anchored: anchored})
+				got, want := runAll(reused, evs), runAll(fresh, evs)
+				if got != want {
+					t.Fatalf("case %d %s (anchored %v):\n reused %s\n fresh  %s", i, e, anchored, got, want)
+				}
+				if anchored && strings.Count(want, "start 1 ") != strings.Count(want, "start ") {
+					t.Fatalf("case %d %s: anchored verdicts of other starts: %s", i, e, want)
+				}
+			}
+		}
+	}
+}
+
+func runAll(m *Monitor, evs []Event) string {
+	var b strings.Builder
+	add := func(vs []Verdict) {
+		for _, v := range vs {
+			fmt.Fprintf(&b, "%s start %d end %d count %d;", v.Kind, v.Start, v.End, v.Count)
+			for _, tr := range v.Trees {
+				b.WriteString(tr.Format(func(int) int64 { return 0 }))
+			}
+		}
+	}
+	for _, ev := range evs {
+		add(m.Step(ev))
+	}
+	add(m.Finish())
+	return b.String()
+}
