@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: restart test lint fmt-check vet staticcheck fuzz bench dist smoke demo household-model household-eval household-cpu
+.PHONY: restart test lint fmt-check vet staticcheck fuzz bench dist smoke demo household-model household-eval household-cpu household-compare household-loop
 
 # The README's test command: unit, conformance, property and end-to-end tests.
 test:
@@ -60,22 +60,43 @@ restart: $(DIST_BIN)
 smoke: dist
 	bash scripts/smoke.sh
 
-# The household example: generated episodes (examples/household/gen), a model
-# learned on a training set, evaluated on a held-out one.
-HOUSEHOLD_DATA ?= dist/household
+# The household example. Its model is learned on episodes of the real
+# LangGraph JS agent (examples/household/agent, npm ci from its lock file):
+# training seed 1 (300 episodes), held-out seed 2 (200), played without a
+# collector, every span written to spans.jsonl.
+HOUSEHOLD_DATA ?= dist/household-loop
 HOUSEHOLD_CONFIG = examples/household/collector.yaml
+HOUSEHOLD_AGENT = examples/household/agent
+HOUSEHOLD_AGENT_SRC = $(wildcard $(HOUSEHOLD_AGENT)/*.js) $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
 
-# examples/household/model.json, from 500 training episodes (seed 1).
-household-model:
-	rm -rf $(HOUSEHOLD_DATA)/train
-	$(GO) run ./examples/household/gen -n 500 -seed 1 -o $(HOUSEHOLD_DATA)/train
-	$(GO) run ./cmd/agentguard learn --config $(HOUSEHOLD_CONFIG) -o examples/household/model.json $(HOUSEHOLD_DATA)/train/ep-*.json
+$(HOUSEHOLD_AGENT)/node_modules/.package-lock.json: $(HOUSEHOLD_AGENT)/package-lock.json
+	cd $(HOUSEHOLD_AGENT) && npm ci --no-audit --no-fund
 
-# The README's evaluation table: 500 held-out episodes (seed 2, model calls of 1.5 s on average), θ in {0.3, 0.5, 0.7, 0.9}.
-household-eval:
-	rm -rf $(HOUSEHOLD_DATA)/test
-	$(GO) run ./examples/household/gen -n 500 -seed 2 -model-latency 1.5s -o $(HOUSEHOLD_DATA)/test
-	$(GO) run ./cmd/agentguard evaluate --config $(HOUSEHOLD_CONFIG) --model examples/household/model.json $(HOUSEHOLD_DATA)/test/ep-*.json
+$(HOUSEHOLD_DATA)/train/spans.jsonl: $(HOUSEHOLD_AGENT_SRC)
+	cd $(HOUSEHOLD_AGENT) && node main.js --out $(abspath $(HOUSEHOLD_DATA))/train --n 300 --seed 1 --concurrency 8 --model-latency-ms 100
+$(HOUSEHOLD_DATA)/heldout/spans.jsonl: $(HOUSEHOLD_AGENT_SRC)
+	cd $(HOUSEHOLD_AGENT) && node main.js --out $(abspath $(HOUSEHOLD_DATA))/heldout --n 200 --seed 2 --concurrency 8 --model-latency-ms 100
+
+# examples/household/model.json, learned on the training episodes.
+household-model: $(HOUSEHOLD_DATA)/train/spans.jsonl
+	$(GO) run ./cmd/agentguard learn --config $(HOUSEHOLD_CONFIG) -o examples/household/model.json $<
+
+# The README's evaluation: the model on the held-out episodes, θ swept, the
+# picture in dist/household-loop/evaluate.svg.
+household-eval: $(HOUSEHOLD_DATA)/heldout/spans.jsonl
+	$(GO) run ./cmd/agentguard evaluate --config $(HOUSEHOLD_CONFIG) --model examples/household/model.json --target-false-alarms 0.1 --svg $(HOUSEHOLD_DATA)/evaluate.svg $<
+
+# The README's comparison: the rule, the paper's chain and the example's,
+# each chain learned on the training episodes, judged on the held-out ones.
+household-compare: $(HOUSEHOLD_DATA)/train/spans.jsonl $(HOUSEHOLD_DATA)/heldout/spans.jsonl
+	$(GO) run ./examples/household/cmd/compare -train $(HOUSEHOLD_DATA)/train/spans.jsonl -heldout $(HOUSEHOLD_DATA)/heldout/spans.jsonl -out $(HOUSEHOLD_DATA)/compare
+
+# The paper's Table 2 with agentguard in the loop: the agent against the
+# built collector's risk endpoint, HOUSEHOLD_N episodes (seed 3) per mode.
+HOUSEHOLD_N ?= 100
+HOUSEHOLD_MODES ?= none,stop:0.5,stop:0.7,stop:0.9,reflect:0.7
+household-loop: $(DIST_BIN) $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
+	$(GO) run ./examples/household/cmd/inloop -n $(HOUSEHOLD_N) -modes $(HOUSEHOLD_MODES) -out $(HOUSEHOLD_DATA)/inloop
 
 # The live harness (examples/live): Google ADK for TypeScript plays N
 # conversations of each kind (correct, greeting or farewell agent transferring
