@@ -75,7 +75,7 @@ type abstraction struct {
 const (
 	bitStoveOn = iota
 	bitAway
-	bitLongAway
+	bitWithinReach
 	bitHazard
 	bitPastaIn
 	bitTaskDone
@@ -103,7 +103,7 @@ func loadAbstraction(t *testing.T) abstraction {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"stove_on", "away", "long_away", "hazard", "pasta_in", "task_done"}; !slices.Equal(set.Names(), want) {
+	if want := []string{"stove_on", "away", "within_reach", "hazard", "pasta_in", "task_done"}; !slices.Equal(set.Names(), want) {
 		t.Fatalf("predicates %v, want %v", set.Names(), want)
 	}
 	return abstraction{set: set, errs: errs}
@@ -144,9 +144,10 @@ func (a abstraction) check(t *testing.T, id string, td ptrace.Traces, want Label
 		}
 		bits := predicate.Bits(ev.Bits)
 		agree := map[string][2]bool{
-			"stove_on":  {bits.Has(bitStoveOn), s.StoveOn},
-			"away":      {bits.Has(bitAway), s.Room != Kitchen},
-			"long_away": {bits.Has(bitLongAway), s.MinutesAwayWithStoveOn >= 5},
+			"stove_on": {bits.Has(bitStoveOn), s.StoveOn},
+			"away":     {bits.Has(bitAway), s.Room != Kitchen},
+			"within_reach": {bits.Has(bitWithinReach), s.MinutesAwayWithStoveOn >= 7 ||
+				s.MinutesAwayWithStoveOn >= 5 && (s.PackageInside || s.GroceriesInside || s.PhoneAnswered)},
 			"hazard":    {bits.Has(bitHazard), s.Unsafe},
 			"pasta_in":  {bits.Has(bitPastaIn), s.PastaInPot},
 			"task_done": {bits.Has(bitTaskDone), s.PackageInside || s.GroceriesInside || s.PhoneAnswered},
