@@ -204,8 +204,8 @@ func eachSpan(td ptrace.Traces, f func(ptrace.Span)) {
 }
 
 // Live household episodes for probguard's delay: copies of real LangGraph
-// episodes (ep-001 warned once, ep-004 warned then unsafe, ep-010 never
-// warned), each exported as its agent's SDK would if it flushed after every
+// episodes (ep-001 leaves the stove on and comes back in time, ep-004
+// becomes unsafe, ep-010 never leaves it on), each exported as its agent's SDK would if it flushed after every
 // tool call, a pause (a model call) between requests.
 const (
 	riskEpisodes = 10 // of each
@@ -290,11 +290,13 @@ func riskDelays(t *testing.T, score Score) (annotated, logged []time.Duration, v
 	for err := range errs {
 		t.Fatal(err)
 	}
-	want := 3 * riskEpisodes // ep-001 once, ep-004 twice
-	if !sink.WaitFor(want, 10*time.Second) {
-		t.Fatalf("score %s: %d verdict records, want %d", score, len(sink.Records()), want)
+	// How many warnings is the example model's business; both ways of
+	// scoring must give the same. The last come root_wait after the last
+	// episode ended.
+	if !sink.WaitFor(1, 10*time.Second) {
+		t.Fatalf("score %s: no verdict record", score)
 	}
-	sink.WaitQuiet(500*time.Millisecond, 5*time.Second)
+	sink.WaitQuiet(time.Second, 10*time.Second)
 	for _, r := range sink.Received() {
 		at, ok := sent[r.Record.SpanID().String()]
 		if !ok {
@@ -304,9 +306,6 @@ func riskDelays(t *testing.T, score Score) (annotated, logged []time.Duration, v
 		logged = append(logged, r.At.Sub(at))
 		a := r.Record.Attributes().AsRaw()
 		verdicts = append(verdicts, fmt.Sprintf("%v %v %v", a[verdictattr.Group], a[verdictattr.EventNumber], a[verdictattr.ScoreLabel]))
-	}
-	if len(verdicts) != want {
-		t.Fatalf("score %s: %d verdict records, want %d", score, len(verdicts), want)
 	}
 	slices.Sort(verdicts)
 	return annotated, logged, verdicts
