@@ -39,7 +39,7 @@ type Checkpointer[G any] interface {
 // shutdown (nothing came after it: a start from it has no warm-up), the
 // evaluator's fingerprint, when it was written, then the groups, least
 // recently active first: key, last activity, history marks, latest trace
-// start, latches, trace and span of the last event, service name, and the
+// start, latest event start, latches, trace and span of the last event, service name, and the
 // evaluator's state.
 const (
 	checkpointKey     = "groups"
@@ -53,6 +53,7 @@ type savedGroup struct {
 	seen    int64
 	history History
 	latest  pcommon.Timestamp
+	latestE pcommon.Timestamp // the latest event start judged
 	latch   uint64
 	trace   pcommon.TraceID
 	span    pcommon.SpanID
@@ -65,6 +66,7 @@ func appendSaved(b []byte, g savedGroup) []byte {
 	b = checkpoint.AppendVarint(b, g.seen)
 	b = append(b, byte(g.history))
 	b = checkpoint.AppendUvarint(b, uint64(g.latest))
+	b = checkpoint.AppendUvarint(b, uint64(g.latestE))
 	b = checkpoint.AppendUvarint(b, g.latch)
 	b = append(b, g.trace[:]...)
 	b = append(b, g.span[:]...)
@@ -89,7 +91,7 @@ func appendHeader(b []byte, h header, groups int) []byte {
 }
 
 // minSavedGroup is the fewest bytes a saved group takes.
-const minSavedGroup = 1 + 1 + 1 + 1 + 1 + 16 + 8 + 1 + 1
+const minSavedGroup = 1 + 1 + 1 + 1 + 1 + 1 + 16 + 8 + 1 + 1
 
 // decodeCheckpoint reads a checkpoint; every error names the field.
 func decodeCheckpoint(data []byte) (header, []savedGroup, error) {
@@ -117,6 +119,7 @@ func decodeCheckpoint(data []byte) (header, []savedGroup, error) {
 			}
 		}
 		g.latest = pcommon.Timestamp(r.Uvarint(field("latest trace start")))
+		g.latestE = pcommon.Timestamp(r.Uvarint(field("latest event start")))
 		g.latch = r.Uvarint(field("latches"))
 		copy(g.trace[:], r.Fixed(field("trace ID"), 16))
 		copy(g.span[:], r.Fixed(field("span ID"), 8))
@@ -187,7 +190,7 @@ func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
 	rs := make([]restored, 0, len(saved))
 	for i, sg := range saved {
 		w := s.workers[s.workerOf(sg.key)]
-		g := &group[G]{latch: w.src.NewLatch(), trace: sg.trace, lastSpan: sg.span, history: sg.history, latest: sg.latest,
+		g := &group[G]{latch: w.src.NewLatch(), trace: sg.trace, lastSpan: sg.span, history: sg.history, latest: sg.latest, latestEvent: sg.latestE,
 			service: w.intern(sg.service)}
 		if err := g.latch.Restore(sg.latch); err != nil {
 			return false, 0, fmt.Errorf("group %d (%s): %w", i+1, sg.key, err)
@@ -220,7 +223,7 @@ func (w *worker[G]) snapshot(b []byte) ([]byte, int) {
 		if g.service != nil {
 			service = *g.service
 		}
-		b = appendSaved(b, savedGroup{key: key, seen: seen, history: g.history, latest: g.latest, latch: g.latch.State(),
+		b = appendSaved(b, savedGroup{key: key, seen: seen, history: g.history, latest: g.latest, latestE: g.latestEvent, latch: g.latch.State(),
 			trace: g.trace, span: g.lastSpan, service: service, state: cp.AppendState(nil, g.state)})
 		n++
 	})

@@ -138,3 +138,32 @@ func TestWarmUpMarksTracesStartedBeforeTheStart(t *testing.T) {
 		t.Errorf("trace started after the start: %v (judged %v), want complete", got, ok)
 	}
 }
+
+// With late spans judged as their group's continuation, a late event that
+// started before one the group already judged is out of order; one that
+// started after is not.
+func TestLateEventBeforeAJudgedOneIsOutOfOrder(t *testing.T) {
+	r := newRecorder()
+	cfg := baseConfig()
+	cfg.Late = LateContinue
+	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
+	clock := time.Unix(1_800_000_000, 0)
+	s.UseClock(func() time.Time { return clock })
+	defer s.Shutdown(context.Background())
+	consume := func(calls ...fixtures.ToolCall) {
+		if err := s.ConsumeTraces(context.Background(), fixtures.StoveTrace(0, "c", calls...)); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(2 * time.Second)
+		s.Tick(clock)
+	}
+	consume(fixtures.ToolCall{Tool: "stir", At: 5 * time.Second})
+	consume(fixtures.ToolCall{Tool: "stir", At: 9 * time.Second}) // late, after
+	if got := r.marks["c"]; !got.Complete() {
+		t.Fatalf("late event after the judged one: %v, want complete", got)
+	}
+	consume(fixtures.ToolCall{Tool: "stir", At: 2 * time.Second}) // late, before
+	if got := r.marks["c"]; got != HistoryOutOfOrder {
+		t.Errorf("late event before a judged one: %v, want out_of_order", got)
+	}
+}

@@ -43,7 +43,7 @@ type group[G any] struct {
 	service     *string        // interned; nil when unknown
 	history     History
 	latest      pcommon.Timestamp // the latest start of a trace judged: an earlier one is out of order
-	latestEvent pcommon.Timestamp // the latest start of an event judged (OnArrival)
+	latestEvent pcommon.Timestamp // the latest start of an event judged: a later-judged earlier one (late, or OnArrival) is out of order
 }
 
 // The reasons a group ends.
@@ -144,8 +144,14 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 	}
 	evs, errs := w.src.Extract(td, &g.latch)
 	w.s.countErrors(ctx, errs)
-	if w.s.cfg.OnArrival {
+	if w.s.cfg.OnArrival || traceStart == 0 {
+		// Judged as they arrive, or late: an event may come after a later
+		// one of its group.
 		w.countOutOfOrder(ctx, g, key, evs)
+	} else {
+		for _, ev := range evs {
+			g.latestEvent = max(g.latestEvent, ev.Start)
+		}
 	}
 	for _, ev := range evs {
 		w.tally.add(ev.Bits)
