@@ -128,6 +128,22 @@ func TestServesTheLatestDecision(t *testing.T) {
 	}
 }
 
+// A state the model never saw: P_safe is not known (null), and it is a
+// warning under unknown_state: alert.
+func TestUnknownState(t *testing.T) {
+	g := stoveGuard(t)
+	var run guard.Run
+	a := g.Alert(g.Step(&run, 0b01), "g", 1) // the fork on the burner, the knob off: never seen
+	if a.PSafe != nil || a.Kind != guard.KindUnknown || !a.Warning || a.Evidence != nil ||
+		!strings.HasPrefix(a.Explanation, "state never seen in training") {
+		t.Errorf("alert %+v", a)
+	}
+	b, err := json.Marshal(a)
+	if err != nil || !strings.Contains(string(b), `"p_safe":null`) {
+		t.Errorf("%s %v", b, err)
+	}
+}
+
 // A slot closed after its key was opened again (a group ended and begun
 // afresh, or a second processor) does not take the new one with it.
 func TestCloseKeepsANewerSlot(t *testing.T) {

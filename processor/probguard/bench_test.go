@@ -5,10 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/agentguard/agentguard/extension/riskendpoint"
 	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/guard"
 	"github.com/agentguard/agentguard/internal/core/sequence"
@@ -30,13 +33,14 @@ func benchTrace(unsafe bool) ptrace.Traces {
 // op scores the 40 events of one chunk of a long-running group, θ = 0.5, so
 // that none is reported after the first chunk. "events" is the OTTL
 // predicates and the sequencing alone; "scored" adds the guard's decision and
-// its self-metrics; "scored+learned" adds online learning. The difference of
+// its self-metrics; "scored+published" adds publishing each decision to a
+// risk endpoint; "scored+learned" adds online learning. The difference of
 // ns/event is probguard's own cost. "reported" puts the fork on the burner
 // in every fourth event: ten reports an op, each an annotation written.
 func BenchmarkPerEvent(b *testing.B) {
 	td, unsafe := benchTrace(false), benchTrace(true)
 	const eventsPerTrace = 40
-	run := func(b *testing.B, edit func(*Config), body func(p *probProcessor, src *events.Source, st *group)) {
+	run := func(b *testing.B, edit func(*Config), publish bool, body func(p *probProcessor, src *events.Source, st *group)) {
 		cfg, err := loadConfig(&testing.T{}, "stove")
 		if err != nil {
 			b.Fatal(err)
@@ -50,6 +54,13 @@ func BenchmarkPerEvent(b *testing.B) {
 		src, err := events.NewSource(cfg.Config, cfg.GroupBy, nopSettings().TelemetrySettings)
 		if err != nil {
 			b.Fatal(err)
+		}
+		if publish {
+			ext, err := riskendpoint.NewFactory().Create(context.Background(), extensiontest.NewNopSettings(component.MustNewType("riskendpoint")), riskendpoint.NewFactory().CreateDefaultConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.board = ext.(riskendpoint.Board)
 		}
 		st := p.Open("bench")
 		body(p, src, st) // the first chunk annotates; later ones only score
@@ -71,14 +82,15 @@ func BenchmarkPerEvent(b *testing.B) {
 		}
 	}
 	b.Run("events", func(b *testing.B) {
-		run(b, nil, func(_ *probProcessor, src *events.Source, _ *group) { extract(src, td) })
+		run(b, nil, false, func(_ *probProcessor, src *events.Source, _ *group) { extract(src, td) })
 	})
-	b.Run("scored", func(b *testing.B) { run(b, nil, score(td)) })
+	b.Run("scored", func(b *testing.B) { run(b, nil, false, score(td)) })
+	b.Run("scored+published", func(b *testing.B) { run(b, nil, true, score(td)) })
 	b.Run("scored+learned", func(b *testing.B) {
-		run(b, func(c *Config) { c.Learn = &LearnConfig{Output: b.TempDir() + "/online.json"} }, score(td))
+		run(b, func(c *Config) { c.Learn = &LearnConfig{Output: b.TempDir() + "/online.json"} }, false, score(td))
 	})
 	b.Run("reported", func(b *testing.B) {
-		run(b, func(c *Config) { c.Report = guard.ReportEvery }, score(unsafe))
+		run(b, func(c *Config) { c.Report = guard.ReportEvery }, false, score(unsafe))
 	})
 }
 
