@@ -283,7 +283,7 @@ func definition(p predicate.Predicate) string {
 		}
 		return strings.Join(parts, ", ")
 	case p.Tool != "":
-		return "tool: " + p.Tool
+		return "tool: " + p.Tool + p.FieldsText()
 	case p.TransferTo != "":
 		return "transfer_to: " + p.TransferTo
 	}

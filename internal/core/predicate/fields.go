@@ -320,9 +320,10 @@ func unquote(v texpr.Value) (string, bool) {
 	return s, true
 }
 
-// fieldsText describes args, result and capture after the OTTL of the tool
-// condition, for docs and debug logs: " and args {city: ^N}".
-func (p *Predicate) fieldsText() string {
+// FieldsText describes args, result and capture after the OTTL of the tool
+// condition, for docs, debug logs and warnings:
+// ` and args {city: {matches: "^N"}} capturing {city: args.city}`.
+func (p *Predicate) FieldsText() string {
 	var b strings.Builder
 	for _, x := range []struct {
 		key    string

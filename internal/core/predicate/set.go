@@ -344,7 +344,7 @@ func describe(p *Predicate) string {
 	if p.latched() {
 		return "latch(set: " + describe(p.Set) + "; reset: " + describe(p.Reset) + ")"
 	}
-	return p.OTTL() + p.fieldsText()
+	return p.OTTL() + p.FieldsText()
 }
 
 func lowBits(n int) uint64 {
