@@ -51,7 +51,7 @@ func main() {
 	var o options
 	flag.IntVar(&o.n, "n", 100, "episodes per mode")
 	flag.IntVar(&o.seed, "seed", 3, "the episodes' seed: the same episodes in every mode")
-	flag.IntVar(&o.concurrency, "concurrency", 4, "episodes played at once")
+	flag.IntVar(&o.concurrency, "concurrency", 8, "episodes played at once")
 	flag.IntVar(&o.latencyMs, "model-latency-ms", 300, "the model's mean latency per call, as a hosted LLM's")
 	flag.IntVar(&o.deadlineMs, "deadline-ms", 2000, "how long the hook waits for the decision on the calls made so far")
 	flag.StringVar(&o.modes, "modes", "none,stop:0.5,stop:0.7,stop:0.9,reflect:0.7", "the modes, comma-separated: none, stop:θ, reflect:θ")
