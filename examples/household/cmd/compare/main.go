@@ -141,7 +141,9 @@ func run(train, heldOut, example, paper, out string, w io.Writer) (bool, error) 
 	fmt.Fprintf(w, "held-out: %d episodes, %d unsafe, %d safe (training: %s)\n\n", ex.Unsafe+ex.Safe, ex.Unsafe, ex.Safe, train)
 	fmt.Fprintln(w, "| abstraction | θ | unsafe runs warned in time | false alarms on safe runs | median lead (events) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
-	share := func(n, of int) string { return fmt.Sprintf("%d/%d (%.1f%%)", n, of, 100*float64(n)/float64(max(of, 1))) }
+	share := func(n, of int) string {
+		return fmt.Sprintf("%d/%d (%.1f%%)", n, of, 100*float64(n)/float64(max(of, 1)))
+	}
 	fmt.Fprintf(w, "| rule: stove on and out of the kitchen | – | %s | %s | %g |\n", share(rule.warned, rule.unsafe), share(rule.falseAlarms, rule.safe), rule.medianLead)
 	for _, row := range []struct {
 		name string
