@@ -3,12 +3,17 @@ package stage
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/agentguard/agentguard/internal/core/events"
 )
 
 func TestInterval(t *testing.T) {
@@ -90,5 +95,16 @@ func BenchmarkRecentEvictAtBound(b *testing.B) {
 			k := r.Oldest()
 			r.Remove(k)
 		}
+	}
+}
+
+// Judging on arrival with late spans passed unjudged would lose every
+// batch of a trace after its first: refused.
+func TestOnArrivalNeedsLateContinue(t *testing.T) {
+	_, err := New(Config{Bounds: Bounds{Wait: time.Second, GroupTimeout: time.Second, MaxTraces: 10, MaxSpansPerTrace: 10},
+		GroupBy: "trace_id", OnArrival: true, Late: LatePass}, componenttest.NewNopTelemetrySettings(), consumertest.NewNop(), nopMetrics(),
+		func() (*events.Source, error) { return nil, nil }, newRecorder())
+	if err == nil || !strings.Contains(err.Error(), "LateContinue") {
+		t.Errorf("New: %v", err)
 	}
 }

@@ -122,6 +122,10 @@ func New[G any](cfg Config, set component.TelemetrySettings, next consumer.Trace
 	if _, ok := any(eval).(Checkpointer[G]); cfg.Storage != nil && !ok {
 		return nil, fmt.Errorf("storage: this processor cannot checkpoint its groups")
 	}
+	if cfg.OnArrival && cfg.Late != LateContinue {
+		// A trace taken on arrival goes on as late spans: passed unjudged, they would be lost to it.
+		return nil, fmt.Errorf("judging on arrival needs late spans continued (LateContinue)")
+	}
 	n := cfg.workers()
 	queue := cfg.QueueSpans
 	if queue <= 0 {
