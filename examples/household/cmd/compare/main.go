@@ -259,6 +259,9 @@ func readToolCalls(path string) (map[string][]toolCall, error) {
 	sc.Buffer(nil, 64<<20)
 	var u ptrace.JSONUnmarshaler
 	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
 		td, err := u.UnmarshalTraces(sc.Bytes())
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
