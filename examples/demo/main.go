@@ -18,6 +18,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 
+	"github.com/agentguard/agentguard/internal/collectorproc"
 	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/internal/verdictattr"
 )
@@ -61,28 +62,28 @@ func (d demo) run(bin string, configs []string) error {
 		return err
 	}
 	defer sink.Close()
-	addrs, err := freeAddrs(2)
+	addrs, err := collectorproc.FreeAddrs(2)
 	if err != nil {
 		return err
 	}
 	otlpAddr, metricsAddr := addrs[0], addrs[1]
-	telemetry, err := telemetryConfig(metricsAddr)
+	telemetry, err := collectorproc.WriteTelemetryConfig(metricsAddr)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(telemetry)
-	col, err := startCollector(bin, append(configs, telemetry), []string{
+	col, err := collectorproc.Start(collectorproc.Options{Bin: bin, Configs: append(configs, telemetry), Env: []string{
 		"AGENTGUARD_OTLP_HTTP=" + otlpAddr,
 		"AGENTGUARD_VERDICTS_ENDPOINT=http://" + sink.Addr() + "/v1/logs",
 		"AGENTGUARD_GROUP_TIMEOUT=" + d.groupTimeout.String(),
 		"AGENTGUARD_WARM_UP=0s", // no collector ran before this one: no conversation began elsewhere
-	})
+	}})
 	if err != nil {
 		return err
 	}
-	defer col.stop()
+	defer col.Stop()
 	fmt.Printf("otelcol-agentguard is up: OTLP/HTTP on %s, its metrics on http://%s/metrics, group_timeout %v (log: %s)\n",
-		otlpAddr, metricsAddr, d.groupTimeout, col.log.Name())
+		otlpAddr, metricsAddr, d.groupTimeout, col.Log())
 	start := time.Now()
 	convs := conversations(d.strong, d.weak, d.keeps, d.seed)
 	if err := play(otlpAddr, convs); err != nil {
@@ -100,7 +101,7 @@ func (d demo) run(bin string, configs []string) error {
 	fmt.Printf("waiting %v for the conversations to end (group_timeout) and their verdicts to come\n", (d.groupTimeout + settle).Round(time.Second))
 	time.Sleep(time.Until(sent.Add(d.groupTimeout + settle)))
 	sink.WaitQuiet(time.Second, 20*time.Second)
-	if err := col.alive(); err != nil {
+	if err := col.Alive(); err != nil {
 		return err
 	}
 	weather, household := byCheck(sink.Records())
@@ -112,8 +113,8 @@ func (d demo) run(bin string, configs []string) error {
 }
 
 // orExit adds the collector's own error when it has exited.
-func orExit(c *collector) string {
-	if err := c.alive(); err != nil {
+func orExit(c *collectorproc.Process) string {
+	if err := c.Alive(); err != nil {
 		return "\n" + err.Error()
 	}
 	return ""

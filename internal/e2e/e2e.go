@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -34,6 +33,7 @@ import (
 
 	"github.com/agentguard/agentguard/connector/verdictlogs"
 	"github.com/agentguard/agentguard/extension/riskendpoint"
+	"github.com/agentguard/agentguard/internal/collectorproc"
 	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/processor/probguard"
 	"github.com/agentguard/agentguard/processor/temporalcheck"
@@ -76,7 +76,7 @@ func StartCollector(t *testing.T, sink *logsink.Sink, configs ...string) string 
 		uris = append(uris, "file:"+c)
 	}
 	telemetry := filepath.Join(t.TempDir(), "telemetry.yaml")
-	if err := os.WriteFile(telemetry, []byte(TelemetryConfig(FreeAddr(t))), 0o644); err != nil {
+	if err := os.WriteFile(telemetry, []byte(collectorproc.TelemetryConfig(FreeAddr(t))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	uris = append(uris, "file:"+telemetry)
@@ -112,32 +112,11 @@ func StartCollector(t *testing.T, sink *logsink.Sink, configs ...string) string 
 // FreeAddr is a loopback address no one listens on.
 func FreeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addrs, err := collectorproc.FreeAddrs(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// TelemetryConfig is a configuration that serves the collector's own metrics
-// on addr (host:port), named as by default (no scope info, unit or type
-// suffix): merged after the others, it replaces the default reader on :8888.
-func TelemetryConfig(addr string) string {
-	host, port, _ := net.SplitHostPort(addr)
-	return fmt.Sprintf(`service:
-  telemetry:
-    metrics:
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: %q
-                port: %s
-                without_scope_info: true
-                without_units: true
-                without_type_suffix: true
-`, host, port)
+	return addrs[0]
 }
 
 // Requests reads an OTLP/JSON trace file as agentguard check does: one

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentguard/agentguard/internal/collectorproc"
 	"github.com/agentguard/agentguard/internal/logsink"
 )
 
@@ -79,26 +80,31 @@ func (o options) run(w io.Writer) (bool, error) {
 		return false, err
 	}
 	defer sink.Close()
-	addr, err := freeAddr()
+	addrs, err := collectorproc.FreeAddrs(1)
 	if err != nil {
 		return false, err
 	}
-	col, err := startCollector(o.collector, o.config, filepath.Join(out, "collector.log"), []string{
-		"AGENTGUARD_OTLP_HTTP=" + addr,
-		"AGENTGUARD_VERDICTS_ENDPOINT=http://" + sink.Addr() + "/v1/logs",
-		"AGENTGUARD_GROUP_TIMEOUT=" + o.groupTimeout.String(),
-	})
+	addr := addrs[0]
+	// Its own metrics off (their default port may be held), its log
+	// unsampled (the debug exporter's line for every batch is counted).
+	col, err := collectorproc.Start(collectorproc.Options{Bin: o.collector, Configs: []string{o.config},
+		Sets: []string{"service::telemetry::metrics::level=none", "service::telemetry::logs::sampling::enabled=false"},
+		Log:  filepath.Join(out, "collector.log"), Env: []string{
+			"AGENTGUARD_OTLP_HTTP=" + addr,
+			"AGENTGUARD_VERDICTS_ENDPOINT=http://" + sink.Addr() + "/v1/logs",
+			"AGENTGUARD_GROUP_TIMEOUT=" + o.groupTimeout.String(),
+		}})
 	if err != nil {
 		return false, err
 	}
-	defer col.stop()
+	defer col.Stop()
 	fmt.Fprintf(w, "otelcol-agentguard on %s (%s, group_timeout %v); the app's OTEL_BSP_SCHEDULE_DELAY %v; files in %s\n",
 		addr, o.config, o.groupTimeout, o.bspDelay, o.out)
 
 	// An app that failed may still have played and exported most: judge
 	// what it did, and fail the run.
 	appErr := o.runApp(addr, out)
-	if err := col.alive(); err != nil {
+	if err := col.Alive(); err != nil {
 		return false, err
 	}
 	r, err := readRun(out)
@@ -127,16 +133,16 @@ func (o options) run(w io.Writer) (bool, error) {
 	fmt.Fprintf(w, "waiting for the conversations to end (group_timeout %v) and their verdicts to come\n", o.groupTimeout)
 	time.Sleep(time.Until(last.Add(o.groupTimeout + settle)))
 	sink.WaitQuiet(time.Second, 20*time.Second)
-	if err := col.alive(); err != nil {
+	if err := col.Alive(); err != nil {
 		return false, err
 	}
 	stopping := time.Now()
-	col.stop()
+	col.Stop()
 	reported := fromRecords(sink.Received(), stopping)
 	if err := saveReported(filepath.Join(out, verdictsFile), reported); err != nil {
 		return false, err
 	}
-	if passed, err := spansPassedOn(col.log); err != nil {
+	if passed, err := collectorproc.SpansPassedOn(col.Log()); err != nil {
 		problems = append(problems, "counting the spans the collector passed on: "+err.Error())
 	} else if vs := verdictSpans(reported); passed != len(sent)+vs {
 		problems = append(problems, fmt.Sprintf("the collector passed on %d spans; it took %d and wrote %d verdict spans", passed, len(sent), vs))
