@@ -35,14 +35,18 @@ func conversations(strong, weak, keeps int, seed uint64) []sim.Conversation {
 }
 
 // play sends the conversations' traces with the OpenTelemetry SDK over
-// OTLP/HTTP, as an instrumented agent would.
+// OTLP/HTTP, as an instrumented agent would, the conversation id copied
+// from baggage onto every span.
 func play(addr string, convs []sim.Conversation) error {
 	ctx := context.Background()
 	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(addr), otlptracehttp.WithInsecure())
 	if err != nil {
 		return err
 	}
+	// The conversation id on every span, from the baggage Play sets: what a
+	// tier of collectors routing on it needs (README, Scaling).
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp),
+		sdktrace.WithSpanProcessor(sim.BaggageSpanProcessor{Keys: []string{sim.ConversationKey}}),
 		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("weather_agent_team"))))
 	base := time.Now()
 	for i, c := range convs {

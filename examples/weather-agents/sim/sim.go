@@ -78,8 +78,12 @@ func (p *player) tick() time.Time {
 	return p.clock
 }
 
-// Play traces the conversation's three user turns, starting at start.
+// Play traces the conversation's three user turns, starting at start. As an
+// application would, it puts the conversation id in the baggage of every
+// turn; ADK itself writes it on invoke_agent spans only, and a tracer
+// provider with a BaggageSpanProcessor copies it onto every span.
 func (c Conversation) Play(ctx context.Context, tp trace.TracerProvider, start time.Time) {
+	ctx = WithConversation(ctx, c.ID)
 	p := &player{tracer: tp.Tracer("gcp.vertex.agent"), conv: c, clock: start, agent: weatherAgent}
 	p.turn(ctx, func(ctx context.Context) { p.visit(ctx, greetingAgent, "say_hello", c.BadHello) })
 	p.turn(ctx, func(ctx context.Context) { p.tool(ctx, "get_weather", map[string]any{"city": "London"}) })
