@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: restart test lint fmt-check vet staticcheck fuzz bench dist smoke demo household-model household-eval household-cpu household-compare household-loop
+.PHONY: restart test lint fmt-check vet staticcheck fuzz bench dist smoke demo household-model household-eval household-cpu household-compare household-loop router scaleout
 
 # The README's test command: unit, conformance, property and end-to-end tests.
 test:
@@ -43,6 +43,22 @@ DIST_SRC = builder-config.yaml go.mod go.sum $(shell find cmd connector extensio
 $(DIST_BIN): $(DIST_SRC)
 	mkdir -p dist
 	$(OCB) --config builder-config.yaml
+
+# The router and sampler tiers of examples/scaleout (OTLP receiver,
+# load-balancing exporter, tail_sampling), built at v0.161.0: the newest
+# release at which this machine's proxy serves those two contrib components
+# (examples/scaleout/README.md says why it is a binary of its own).
+ROUTER_OCB = $(GO) run go.opentelemetry.io/collector/cmd/builder@v0.161.0
+ROUTER_BIN = dist/router/otelcol-agentguard-router
+router: $(ROUTER_BIN)
+$(ROUTER_BIN): examples/scaleout/router-builder.yaml
+	$(ROUTER_OCB) --config examples/scaleout/router-builder.yaml
+
+# A router, three agentguard collectors and a sampler on loopback: their
+# verdicts must be one collector's on the same spans, per trace and per
+# conversation, and the sampler must keep every violating trace.
+scaleout: $(DIST_BIN) $(ROUTER_BIN)
+	$(GO) run ./examples/scaleout
 
 # The README's first command: build the distribution, run it on loopback (free
 # ports), play the weather agents and the household agent through it, print

@@ -11,6 +11,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 
+	"github.com/agentguard/agentguard/examples/weather-agents/sim"
 	"github.com/agentguard/agentguard/internal/collectorproc"
 	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/internal/verdictattr"
@@ -85,8 +87,8 @@ func (d demo) run(bin string, configs []string) error {
 	fmt.Printf("otelcol-agentguard is up: OTLP/HTTP on %s, its metrics on http://%s/metrics, group_timeout %v (log: %s)\n",
 		otlpAddr, metricsAddr, d.groupTimeout, col.Log())
 	start := time.Now()
-	convs := conversations(d.strong, d.weak, d.keeps, d.seed)
-	if err := play(otlpAddr, convs); err != nil {
+	convs := sim.Conversations(d.strong, d.weak, d.keeps, d.seed)
+	if err := sim.Export(context.Background(), otlpAddr, convs, true); err != nil {
 		return fmt.Errorf("%w%s", err, orExit(col))
 	}
 	eps := episodes(d.episodes, d.householdSeed, start)

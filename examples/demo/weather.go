@@ -1,59 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"sort"
 	"strings"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 
 	"github.com/agentguard/agentguard/examples/weather-agents/sim"
 	"github.com/agentguard/agentguard/internal/verdictattr"
 )
-
-func conversations(strong, weak, keeps int, seed uint64) []sim.Conversation {
-	r := rand.New(rand.NewPCG(seed, seed))
-	var out []sim.Conversation
-	for i := range strong {
-		out = append(out, sim.NewConversation(fmt.Sprintf("strong-%02d", i+1), sim.Strong, r))
-	}
-	for i := range weak {
-		out = append(out, sim.NewConversation(fmt.Sprintf("weak-%02d", i+1), sim.Weak, r))
-	}
-	for i := range keeps {
-		out = append(out, sim.Conversation{ID: fmt.Sprintf("keeps-%02d", i+1), Profile: sim.Weak, KeepsControl: true})
-	}
-	return out
-}
-
-// play sends the conversations' traces with the OpenTelemetry SDK over
-// OTLP/HTTP, as an instrumented agent would, the conversation id copied
-// from baggage onto every span.
-func play(addr string, convs []sim.Conversation) error {
-	ctx := context.Background()
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(addr), otlptracehttp.WithInsecure())
-	if err != nil {
-		return err
-	}
-	// The conversation id on every span, from the baggage Play sets: what a
-	// tier of collectors routing on it needs (README, Scaling).
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp),
-		sdktrace.WithSpanProcessor(sim.BaggageSpanProcessor{Keys: []string{sim.ConversationKey}}),
-		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("weather_agent_team"))))
-	base := time.Now()
-	for i, c := range convs {
-		c.Play(ctx, tp, base.Add(time.Duration(i)*time.Second))
-	}
-	return tp.Shutdown(ctx)
-}
 
 // summarizeWeather prints, per conversation, what went wrong and what the
 // collector reported, then the earliest violation of each conversation in
