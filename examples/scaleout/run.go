@@ -157,7 +157,11 @@ func (o options) runRouting(w io.Writer, routing string, reqs [][]byte, in map[s
 	}
 	agentguardEnv := func(httpAddr string, sink *logsink.Sink) []string {
 		return []string{"AGENTGUARD_OTLP_HTTP=" + httpAddr, "AGENTGUARD_VERDICTS_ENDPOINT=http://" + sink.Addr() + "/v1/logs",
-			"AGENTGUARD_GROUP_TIMEOUT=" + o.groupTimeout.String()}
+			"AGENTGUARD_GROUP_TIMEOUT=" + o.groupTimeout.String(),
+			// No collector ran before these: no conversation began elsewhere,
+			// and a verdict marked partial by the warm-up on one side only
+			// would differ for no fault of the routing.
+			"AGENTGUARD_WARM_UP=0s"}
 	}
 	backendLogs := make([]string, o.backends)
 	grpcAddrs := make([]string, o.backends)
