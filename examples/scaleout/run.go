@@ -229,10 +229,13 @@ func (o options) runRouting(w io.Writer, routing string, reqs [][]byte, in map[s
 	// Every span that entered a collector left it, with the verdict spans.
 	var loads []string
 	total := 0
-	for _, l := range backendLogs {
+	for i, l := range backendLogs {
 		n, err := collectorproc.SpansPassedOn(l)
 		if err != nil {
-			n = 0 // a backend that got nothing logged no batch
+			// A backend given nothing logged no batch: the routing put
+			// everything elsewhere (as on a key most spans lack).
+			n = 0
+			problems = append(problems, fmt.Sprintf("agentguard-%d was given no span: the routing did not spread the load", i+1))
 		}
 		total += n
 		loads = append(loads, fmt.Sprintf("%d", n))
