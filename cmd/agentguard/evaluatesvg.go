@@ -166,7 +166,7 @@ func (c *svgCanvas) lead(p panel, pt *sweepPoint) {
 		"events between warning and violation", "unsafe runs",
 		func(v float64) string { return fmt.Sprintf("%.0f", v*float64(top)) })
 	// The x axis holds leads 1..most as bars; its tick labels are replaced.
-	c.f(`<rect x="%.1f" y="%.1f" width="%d" height="20" fill="white"/>`+"\n", p.x(0)-4, p.y(0)+2, svgPlot+8)
+	c.f(`<rect x="%.1f" y="%.1f" width="%d" height="20" fill="white"/>`+"\n", p.x(0)-4, p.y(0)+2, svgPlot+16)
 	bar := float64(svgPlot) / float64(most)
 	for l := 1; l <= most; l++ {
 		x := p.x0 + float64(l-1)*bar
