@@ -36,7 +36,7 @@ done
 kill $pid; wait $pid 2>/dev/null || true
 warns=$(grep -c 'SeverityText: WARN' "$log" || true)
 if [ "$warns" -lt 4 ] || ! grep -q 'FAILURE from event 3 to 4' "$log" \
-  || ! grep -q 'P(stay safe) = 0.5372 < 0.7' "$log" || ! grep -q 'unsafe state reached (hazard)' "$log"; then
+  || ! grep -q 'P(stay safe) = 0.4604 < 0.7' "$log" || ! grep -q 'unsafe state reached (hazard)' "$log"; then
   cat "$log"; echo "smoke: expected te1's two violations and probguard's risk and violation as WARN log records, saw $warns"; exit 1
 fi
 echo "smoke: otelcol-agentguard reported $warns warnings as log records (temporalcheck's violations, probguard's risk and violation)"
