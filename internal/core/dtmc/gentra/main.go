@@ -19,11 +19,13 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"os"
-	"sort"
 	"strconv"
+
+	"github.com/agentguard/agentguard/internal/core/dtmc/randchain"
 )
 
 func main() {
@@ -39,17 +41,11 @@ func main() {
 	}
 }
 
-// row is one state's transitions, sorted by successor.
-type row struct {
-	to   []int32
-	prob []float64
-}
-
 func run(family string, n int, absorb, stay float64, out string) error {
 	if n < 1 || n > math.MaxInt32-2 {
 		return fmt.Errorf("-n %d: want 1 to %d", n, math.MaxInt32-2)
 	}
-	var rows func(yield func(row))
+	var rows iter.Seq[randchain.Row]
 	var initial, target int
 	switch family {
 	case "random", "lazy":
@@ -66,23 +62,26 @@ func run(family string, n int, absorb, stay float64, out string) error {
 		return fmt.Errorf("-family %q: want random, lazy or line", family)
 	}
 	states, transitions := 0, 0
-	rows(func(r row) { states++; transitions += len(r.to) })
+	for r := range rows {
+		states++
+		transitions += len(r.To)
+	}
 	if err := writeFile(out+".tra", func(w *bufio.Writer) {
 		fmt.Fprintf(w, "%d %d\n", states, transitions)
 		var buf []byte
 		s := 0
-		rows(func(r row) {
-			for i, t := range r.to {
+		for r := range rows {
+			for i, t := range r.To {
 				buf = strconv.AppendInt(buf[:0], int64(s), 10)
 				buf = append(buf, ' ')
 				buf = strconv.AppendInt(buf, int64(t), 10)
 				buf = append(buf, ' ')
-				buf = strconv.AppendFloat(buf, r.prob[i], 'g', -1, 64)
+				buf = strconv.AppendFloat(buf, r.Prob[i], 'g', -1, 64)
 				buf = append(buf, '\n')
 				w.Write(buf)
 			}
 			s++
-		})
+		}
 	}); err != nil {
 		return err
 	}
@@ -105,64 +104,31 @@ func writeFile(name string, write func(*bufio.Writer)) error {
 	return f.Close()
 }
 
-// randomRows draws the rows exactly as the dtmc package's randomSparseChain
-// does with the benchmark's seed (42, n): out-degree 8, one edge to the target
-// or the sink with probability absorb, repeated successors merged.
-func randomRows(n int, absorb float64, lazy bool) func(func(row)) {
-	const deg = 8
-	return func(yield func(row)) {
-		r := rand.New(rand.NewPCG(42, uint64(n)))
-		w := make([]float64, deg-1)
-		succ := make([]int32, deg)
-		for s := range n {
-			sum := 0.0
-			for i := range w {
-				w[i] = 0.1 + r.Float64()
-				sum += w[i]
+// randomRows is the benchmark's chain (the dtmc package's seed: 42, n),
+// drawn afresh on every pass, since the file is written in two.
+func randomRows(n int, absorb float64, lazy bool) iter.Seq[randchain.Row] {
+	return func(yield func(randchain.Row) bool) {
+		for r := range randchain.Rows(rand.New(rand.NewPCG(42, uint64(n))), n, 8, absorb, lazy) {
+			if !yield(r) {
+				return
 			}
-			for i := range deg - 1 {
-				succ[i] = int32(r.IntN(n))
-			}
-			succ[deg-1] = int32(n + r.IntN(2))
-			probs := map[int32]float64{succ[deg-1]: absorb}
-			for i := range deg - 1 {
-				probs[succ[i]] += (1 - absorb) * w[i] / sum
-			}
-			if lazy {
-				for t := range probs {
-					probs[t] /= 2
-				}
-				probs[int32(s)] += 0.5
-			}
-			yield(sortedRow(probs))
-		}
-		for s := n; s < n+2; s++ {
-			yield(row{[]int32{int32(s)}, []float64{1}})
 		}
 	}
-}
-
-func sortedRow(probs map[int32]float64) row {
-	var r row
-	for t := range probs {
-		r.to = append(r.to, t)
-	}
-	sort.Slice(r.to, func(i, j int) bool { return r.to[i] < r.to[j] })
-	for _, t := range r.to {
-		r.prob = append(r.prob, probs[t])
-	}
-	return r
 }
 
 // lineRows is the birth-death line of n inner states with the self-loop stay.
-func lineRows(n int, stay float64) func(func(row)) {
+func lineRows(n int, stay float64) iter.Seq[randchain.Row] {
 	move := math.Round((1-stay)/2*0x1p54) / 0x1p54
 	self := 1 - 2*move // exact: 2·move is a multiple of 2⁻⁵³ below 1
-	return func(yield func(row)) {
-		yield(row{[]int32{0}, []float64{1}})
-		for s := 1; s <= n; s++ {
-			yield(row{[]int32{int32(s - 1), int32(s), int32(s + 1)}, []float64{move, self, move}})
+	return func(yield func(randchain.Row) bool) {
+		if !yield(randchain.Row{To: []int32{0}, Prob: []float64{1}}) {
+			return
 		}
-		yield(row{[]int32{int32(n + 1)}, []float64{1}})
+		for s := 1; s <= n; s++ {
+			if !yield(randchain.Row{To: []int32{int32(s - 1), int32(s), int32(s + 1)}, Prob: []float64{move, self, move}}) {
+				return
+			}
+		}
+		yield(randchain.Row{To: []int32{int32(n + 1)}, Prob: []float64{1}})
 	}
 }
