@@ -11,21 +11,17 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentguard/agentguard/internal/collectorproc"
 	"github.com/agentguard/agentguard/internal/fixtures"
 	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/internal/verdictattr"
@@ -114,17 +110,19 @@ func run(bin string, n int, storage bool) (got, marked int, err error) {
 	if storage {
 		storageLine = "storage: file_storage/x"
 	}
-	start := func(warmUp string) (*exec.Cmd, string, error) {
-		addr, err := freeAddr()
+	start := func(warmUp string) (*collectorproc.Process, string, error) {
+		addrs, err := collectorproc.FreeAddrs(1)
 		if err != nil {
 			return nil, "", err
 		}
+		addr := addrs[0]
 		path := filepath.Join(dir, "config-"+warmUp+".yaml")
 		if err := os.WriteFile(path, fmt.Appendf(nil, config, dir, addr, sink.Addr(), warmUp, storageLine), 0o600); err != nil {
 			return nil, "", err
 		}
-		cmd, err := startCollector(bin, path, filepath.Join(dir, "collector-"+warmUp+".log"))
-		return cmd, addr, err
+		col, err := collectorproc.Start(collectorproc.Options{Bin: bin, Configs: []string{path},
+			Log: filepath.Join(dir, "collector-"+warmUp+".log")})
+		return col, addr, err
 	}
 	// The first collector: none ran before it.
 	first, addr, err := start("0s")
@@ -132,26 +130,22 @@ func run(bin string, n int, storage bool) (got, marked int, err error) {
 		return 0, 0, err
 	}
 	if err := post(addr, n, 3, "transfer_to_weather"); err != nil {
-		first.Process.Kill()
+		first.Kill()
 		return 0, 0, err
 	}
 	time.Sleep(1500 * time.Millisecond) // released after wait, then checkpointed
-	if err := first.Process.Kill(); err != nil {
-		return 0, 0, err
-	}
-	first.Wait()
+	first.Kill()
 	// The next one: a crash came before it, so its warm-up is on.
 	second, addr, err := start("3s")
 	if err != nil {
 		return 0, 0, err
 	}
 	if err := post(addr, n, 5, "say_goodbye"); err != nil {
-		second.Process.Kill()
+		second.Kill()
 		return 0, 0, err
 	}
 	sink.WaitQuiet(time.Second, 10*time.Second)
-	second.Process.Signal(os.Interrupt)
-	second.Wait()
+	second.Stop()
 	for _, r := range sink.Records() {
 		a := r.Attributes()
 		if v, _ := a.Get(verdictattr.ScoreLabel); v.Str() != verdictattr.LabelFail {
@@ -184,56 +178,4 @@ func post(addr string, n, turn int, tool string) error {
 		return fmt.Errorf("POST /v1/traces: %s", resp.Status)
 	}
 	return nil
-}
-
-// startCollector runs the collector and returns once it is ready.
-func startCollector(bin, config, logPath string) (*exec.Cmd, error) {
-	log, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, "--config", config)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: %w (make dist builds it)", bin, err)
-	}
-	ready := make(chan bool, 1)
-	go func() {
-		defer log.Close()
-		sc := bufio.NewScanner(stderr)
-		said := false
-		for sc.Scan() {
-			fmt.Fprintln(log, sc.Text())
-			if !said && strings.Contains(sc.Text(), "Everything is ready") {
-				said = true
-				ready <- true
-			}
-		}
-		if !said {
-			ready <- false
-		}
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			cmd.Wait()
-			return nil, fmt.Errorf("the collector exited before it was ready; its log: %s", logPath)
-		}
-		return cmd, nil
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		return nil, errors.New("the collector was not ready within 60s; its log: " + logPath)
-	}
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

@@ -89,6 +89,9 @@ func Start(o Options) (*Process, error) {
 	return nil, fmt.Errorf("%s was not ready within %v; its log: %s", o.Bin, startTimeout, p.log)
 }
 
+// Pid is the collector's process ID, to read its resource use.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Log is the path of the collector's log.
 func (p *Process) Log() string { return p.log }
 
@@ -128,6 +131,13 @@ func (p *Process) Stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
 	}
+}
+
+// Kill ends the collector at once (SIGKILL: a crash, nothing flushed) and
+// waits for it to be gone.
+func (p *Process) Kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
 }
 
 // FreeAddrs are n loopback addresses free at once (their listeners are held

@@ -24,22 +24,19 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
+
+	"github.com/agentguard/agentguard/internal/collectorproc"
 )
 
 type options struct {
@@ -182,48 +179,27 @@ func playMode(o options, m mode, dir string) ([]*episode, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	otlp, err := freeAddr()
+	addrs, err := collectorproc.FreeAddrs(2)
 	if err != nil {
 		return nil, err
 	}
-	risk, err := freeAddr()
+	otlp, risk := addrs[0], addrs[1]
+	// Ready means every pipeline started, and extensions start before them:
+	// the risk endpoint answers.
+	col, err := collectorproc.Start(collectorproc.Options{
+		Bin:     o.collector,
+		Configs: []string{"examples/household/collector.yaml", "examples/household/risk-endpoint.yaml"},
+		Sets: []string{"processors::probguard::threshold=" + strconv.FormatFloat(m.theta, 'g', -1, 64),
+			"service::telemetry::metrics::level=none",
+			// No logs backend here: the verdicts go to the log only.
+			"service::pipelines::logs/verdicts::exporters=[debug/verdicts]"},
+		Env: []string{"AGENTGUARD_OTLP_HTTP=" + otlp, "AGENTGUARD_RISK_ENDPOINT=" + risk, "AGENTGUARD_DEBUG_VERBOSITY=basic"},
+		Log: filepath.Join(dir, "collector.log"),
+	})
 	if err != nil {
 		return nil, err
-	}
-	logf, err := os.Create(filepath.Join(dir, "collector.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	col := exec.Command(o.collector,
-		"--config", "examples/household/collector.yaml", "--config", "examples/household/risk-endpoint.yaml",
-		"--set", "processors::probguard::threshold="+strconv.FormatFloat(m.theta, 'g', -1, 64),
-		"--set", "service::telemetry::metrics::level=none",
-		// No logs backend here: the verdicts go to the log only.
-		"--set", "service::pipelines::logs/verdicts::exporters=[debug/verdicts]")
-	col.Env = append(os.Environ(), "AGENTGUARD_OTLP_HTTP="+otlp, "AGENTGUARD_RISK_ENDPOINT="+risk, "AGENTGUARD_DEBUG_VERBOSITY=basic")
-	col.Stdout, col.Stderr = logf, logf
-	if err := col.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- col.Wait() }()
-	stop := func() error {
-		col.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-			return nil
-		case <-time.After(15 * time.Second):
-			col.Process.Kill()
-			<-exited
-			return errors.New("the collector did not stop within 15 s of SIGTERM")
-		}
 	}
 	riskURL := "http://" + risk + "/v1/groups/{group}"
-	if err := waitReady(strings.Replace(riskURL, "{group}", "readiness-check", 1), exited); err != nil {
-		stop()
-		return nil, fmt.Errorf("%w (collector log: %s)", err, logf.Name())
-	}
 	action := m.action
 	if action == "none" {
 		action = "observe"
@@ -235,8 +211,9 @@ func playMode(o options, m mode, dir string) ([]*episode, error) {
 	agent.Dir = o.agent
 	agent.Stdout, agent.Stderr = os.Stderr, os.Stderr
 	agentErr := agent.Run()
-	if err := errors.Join(stop(), agentErr); err != nil {
-		return nil, err
+	col.Stop()
+	if agentErr != nil {
+		return nil, agentErr
 	}
 	return readEpisodes(filepath.Join(dir, "episodes.jsonl"))
 }
@@ -247,38 +224,6 @@ func mustAbs(p string) string {
 		panic(err)
 	}
 	return a
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// waitReady waits until the risk endpoint answers (a 404 for a group nobody
-// has: the extension is up, so the pipeline is too).
-func waitReady(url string, exited <-chan error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("the collector exited at start: %v", err)
-		case <-ctx.Done():
-			return errors.New("the risk endpoint did not answer within 60 s")
-		case <-time.After(100 * time.Millisecond):
-		}
-		res, err := http.Get(url)
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusNotFound {
-				return nil
-			}
-		}
-	}
 }
 
 func readEpisodes(path string) ([]*episode, error) {

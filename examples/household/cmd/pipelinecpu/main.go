@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -29,6 +28,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/agentguard/agentguard/examples/household/household"
+	"github.com/agentguard/agentguard/internal/collectorproc"
 )
 
 // passThroughConfig receives and exports, and does nothing else.
@@ -127,28 +127,21 @@ func run(n, senders int, bin string) error {
 // measure runs one configuration and returns the collector's CPU time from
 // the first request sent to the last span exported.
 func measure(bin string, configs []string, sink *sink, requests [][]byte, spans, senders int) (time.Duration, error) {
-	otlp, err := freeAddr()
+	addrs, err := collectorproc.FreeAddrs(1)
 	if err != nil {
 		return 0, err
 	}
-	args := []string{"--set", "service::telemetry::metrics::level=none"}
-	for _, c := range configs {
-		args = append(args, "--config", c)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "AGENTGUARD_OTLP_HTTP="+otlp, "AGENTGUARD_SINK=http://"+sink.addr,
-		"AGENTGUARD_VERDICTS_ENDPOINT=http://"+sink.addr+"/v1/logs", "AGENTGUARD_HOUSEHOLD_MODEL=examples/household/model.json")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	otlp := addrs[0]
+	col, err := collectorproc.Start(collectorproc.Options{Bin: bin, Configs: configs,
+		Sets: []string{"service::telemetry::metrics::level=none"},
+		Env: []string{"AGENTGUARD_OTLP_HTTP=" + otlp, "AGENTGUARD_SINK=http://" + sink.addr,
+			"AGENTGUARD_VERDICTS_ENDPOINT=http://" + sink.addr + "/v1/logs", "AGENTGUARD_HOUSEHOLD_MODEL=examples/household/model.json"}})
+	if err != nil {
 		return 0, err
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	if err := waitListening(otlp, 20*time.Second); err != nil {
-		return 0, fmt.Errorf("%w; its log:\n%s", err, stderr.String())
-	}
+	defer col.Kill()
 	sink.spans.Store(0)
-	before, err := cpuOf(cmd.Process.Pid)
+	before, err := cpuOf(col.Pid())
 	if err != nil {
 		return 0, err
 	}
@@ -158,10 +151,10 @@ func measure(bin string, configs []string, sink *sink, requests [][]byte, spans,
 	want := int64(spans)
 	for deadline := time.Now().Add(60 * time.Second); sink.spans.Load() < want; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%d of %d spans exported; its log:\n%s", sink.spans.Load(), want, stderr.String())
+			return 0, fmt.Errorf("%d of %d spans exported; its log: %s", sink.spans.Load(), want, col.Log())
 		}
 	}
-	after, err := cpuOf(cmd.Process.Pid)
+	after, err := cpuOf(col.Pid())
 	return after - before, err
 }
 
@@ -251,27 +244,6 @@ func startSink() (*sink, error) {
 	})
 	go func() { _ = http.Serve(ln, mux) }()
 	return s, nil
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-func waitListening(addr string, limit time.Duration) error {
-	for deadline := time.Now().Add(limit); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the collector did not listen on %s within %v", addr, limit)
-		}
-	}
 }
 
 // cpuOf is a process's user plus system CPU time so far.
