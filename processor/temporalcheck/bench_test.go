@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/agentguard/agentguard/internal/fixtures"
@@ -23,21 +24,27 @@ func BenchmarkThroughput(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pt, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, fixtures.NopTraces{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		p := pt.(*temporalProcessor)
-		clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
-		p.UseClock(clock.now)
-		fixtures.Throughput(b, tmpl, p.ConsumeTraces, func() {
-			clock.t = clock.t.Add(time.Minute)
-			p.Tick(clock.t)
-		})
-		if err := p.Shutdown(context.Background()); err != nil {
-			b.Fatal(err)
-		}
+		throughputOnFakeClock(b, tmpl, cfg)
 	})
+}
+
+// throughputOnFakeClock runs fixtures.Throughput through a processor of cfg
+// on the benchmark's goroutine, its clock a minute on at every release.
+func throughputOnFakeClock(b *testing.B, tmpl ptrace.Traces, cfg *Config) {
+	pt, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, fixtures.NopTraces{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := pt.(*temporalProcessor)
+	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	p.UseClock(clock.now)
+	fixtures.Throughput(b, tmpl, p.ConsumeTraces, func() {
+		clock.t = clock.t.Add(time.Minute)
+		p.Tick(clock.t)
+	})
+	if err := p.Shutdown(context.Background()); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // BenchmarkThroughputParallel: as BenchmarkThroughput, with one sender per

@@ -1,12 +1,9 @@
 package temporalcheck
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/agentguard/agentguard/internal/fixtures"
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
@@ -53,20 +50,7 @@ func BenchmarkThroughputCaptures(b *testing.B) {
 			if err := confmap.Validate(cfg); err != nil {
 				b.Fatal(err)
 			}
-			pt, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, fixtures.NopTraces{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			p := pt.(*temporalProcessor)
-			clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
-			p.UseClock(clock.now)
-			fixtures.Throughput(b, tmpl, p.ConsumeTraces, func() {
-				clock.t = clock.t.Add(time.Minute)
-				p.Tick(clock.t)
-			})
-			if err := p.Shutdown(context.Background()); err != nil {
-				b.Fatal(err)
-			}
+			throughputOnFakeClock(b, tmpl, cfg)
 		})
 	}
 }
