@@ -31,7 +31,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/sequence"
@@ -54,12 +53,8 @@ type Evaluator[G any] interface {
 }
 
 // queueSpansPerWorker bounds the spans handed to the workers and not yet
-// judged and passed on, per worker: past it, releasing waits, and so does
-// ConsumeTraces.
+// judged and passed on, per worker: past it, ConsumeTraces waits.
 const queueSpansPerWorker = 10_000
-
-// queuePerWorker is how many batches may wait in a worker's channel.
-const queuePerWorker = 4
 
 // Stage holds traces and runs an Evaluator over their groups. It implements
 // processor.Traces.
@@ -76,11 +71,7 @@ type Stage[G any] struct {
 	shards  []*shard
 	workers []*worker[G]
 	seed    maphash.Seed
-	// queued weighs the spans handed to the workers and not yet passed on
-	// (a batch larger than the whole weighs the whole). It is FIFO: a sender
-	// waiting to be admitted queues behind a release waiting for room.
-	queued    *semaphore.Weighted
-	queueSize int64
+	queued  *backlog
 
 	openGroups atomic.Int64
 	warm       warmUp
@@ -133,7 +124,7 @@ func New[G any](cfg Config, set component.TelemetrySettings, next consumer.Trace
 	}
 	s := &Stage[G]{
 		cfg: cfg, eval: eval, next: next, tel: tel, logger: set.Logger, Warnings: NewWarnings(set.Logger), now: time.Now,
-		seed: maphash.MakeSeed(), queued: semaphore.NewWeighted(int64(queue)), queueSize: int64(queue),
+		seed: maphash.MakeSeed(), queued: newBacklog(int64(queue)),
 	}
 	perShard := (cfg.MaxTraces + n - 1) / n
 	for range n {
@@ -199,7 +190,7 @@ func (s *Stage[G]) ensureWorkers() {
 // traces a bound forces out go to their workers now.
 func (s *Stage[G]) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	s.ensureWorkers()
-	if err := s.admit(ctx, min(int64(td.SpanCount()), s.queueSize)); err != nil {
+	if err := s.admit(ctx, int64(td.SpanCount())); err != nil {
 		return err
 	}
 	pass := s.takeUnheld(ctx, td)
@@ -300,21 +291,16 @@ func mergeChunks(chunks []lateChunk) []lateChunk {
 	return out
 }
 
-// admit waits until the workers' queue has room for n spans: while it has
-// not, the evaluators are behind. A caller that gives up has handed over
+// admit waits until the workers' backlog has room for n spans: while it
+// has not, the evaluators are behind. A caller that gives up has handed over
 // nothing, so its retry duplicates nothing.
 func (s *Stage[G]) admit(ctx context.Context, n int64) error {
-	if s.queued.TryAcquire(n) {
-		s.queued.Release(n)
+	if ok, _ := s.queued.fits(n); ok {
 		return nil
 	}
 	s.tel.QueueFullWaits.Add(ctx, 1)
 	s.Warnings.Once("queue-full", "the evaluators are behind: incoming spans wait for room (consider more workers, or a lighter configuration)")
-	if err := s.queued.Acquire(ctx, n); err != nil {
-		return err
-	}
-	s.queued.Release(n)
-	return nil
+	return s.queued.wait(ctx, n)
 }
 
 // takeUnheld moves out of td what the stage must not hold: spans without a
@@ -574,6 +560,12 @@ type work struct {
 	weight   int64 // its spans, as the queue weighs them
 }
 
+// onlyClock is an item of the clock's with nothing to judge: two of them in
+// a row are one, at the later time.
+func (w *work) onlyClock() bool {
+	return w.idle && !w.final && len(w.traces) == 0 && len(w.late) == 0 && w.done == nil && w.snapshot == nil
+}
+
 func (w *work) spans() int64 {
 	n := 0
 	for _, r := range w.traces {
@@ -585,8 +577,8 @@ func (w *work) spans() int64 {
 	return int64(n)
 }
 
-// dispatch hands each worker its share, in order. It blocks while the queue
-// is full.
+// dispatch hands each worker its share, in order. It does not wait: what it
+// hands over was held already, or was admitted.
 func (s *Stage[G]) dispatch(rs []released, late []lateChunk, template work) {
 	shares := make([]work, len(s.workers))
 	for _, r := range rs {
@@ -603,12 +595,12 @@ func (s *Stage[G]) dispatch(rs []released, late []lateChunk, template work) {
 		}
 		item := template
 		item.traces, item.late = share.traces, share.late
-		item.weight = min(item.spans(), s.queueSize)
+		item.weight = item.spans()
 		if item.done != nil {
 			item.done.Add(1)
 		}
-		_ = s.queued.Acquire(context.Background(), item.weight) // no deadline: cannot fail
-		s.workers[i].in <- item
+		s.queued.add(item.weight)
+		s.workers[i].in.put(item)
 	}
 }
 
@@ -638,7 +630,7 @@ func (s *Stage[G]) Shutdown(ctx context.Context) error {
 			err = s.store.Close(ctx)
 		}
 		for _, w := range s.workers {
-			close(w.in)
+			w.in.close()
 		}
 		for _, w := range s.workers {
 			<-w.stopped

@@ -22,7 +22,7 @@ import (
 type worker[G any] struct {
 	s         *Stage[G]
 	src       *events.Source
-	in        chan work
+	in        *inbox
 	stopped   chan struct{}
 	groups    *Recent[*group[G]]
 	maxGroups int
@@ -56,7 +56,7 @@ const (
 
 func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups int) *worker[G] {
 	return &worker[G]{
-		s: s, src: src, in: make(chan work, queuePerWorker), stopped: make(chan struct{}),
+		s: s, src: src, in: newInbox(), stopped: make(chan struct{}),
 		groups: NewRecent[*group[G]](), maxGroups: maxGroups, tally: s.watch.newTally(), services: map[string]*string{},
 		forgotten: newForgotten(maxGroups), index: int(seed),
 		verdicts: verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
@@ -65,11 +65,17 @@ func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups in
 
 func (w *worker[G]) run() {
 	defer close(w.stopped)
-	for item := range w.in {
-		w.do(item)
-		w.s.queued.Release(item.weight)
-		if item.done != nil {
-			item.done.Done()
+	for {
+		items, ok := w.in.take()
+		if !ok {
+			return
+		}
+		for _, item := range items {
+			w.do(item)
+			w.s.queued.done(item.weight)
+			if item.done != nil {
+				item.done.Done()
+			}
 		}
 	}
 }
