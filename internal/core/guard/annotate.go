@@ -14,6 +14,7 @@ func (g *Guard) Annotate(span ptrace.Span, d Decision, group string, event int) 
 	ev.SetName(verdictattr.EvaluationEvent)
 	ev.SetTimestamp(span.EndTimestamp())
 	attrs := ev.Attributes()
+	attrs.EnsureCapacity(annotationAttributes)
 	attrs.PutStr(verdictattr.EvaluationName, g.PropertyName())
 	attrs.PutStr(verdictattr.Explanation, g.Explain(d))
 	attrs.PutStr(verdictattr.Check, verdictattr.CheckProb)
@@ -45,3 +46,6 @@ func (g *Guard) Annotate(span ptrace.Span, d Decision, group string, event int) 
 		span.Attributes().PutBool(verdictattr.Violation, true)
 	}
 }
+
+// annotationAttributes is the most attributes Annotate writes on an event.
+const annotationAttributes = 15

@@ -2,38 +2,53 @@ package guard
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 )
 
 // Explain says in words what a decision found: the state, P_safe against
-// θ, and the most likely way to unsafe.
+// θ, and the most likely way to unsafe. It is written for many decisions a
+// second (a crossing report annotates every crossing): one buffer, no fmt.
 func (g *Guard) Explain(d Decision) string {
-	state := g.DescribeState(d.State)
-	if g.monitor != nil && d.Monitor != dtmc.Idle {
-		state += "; " + g.describeMonitor(d.Monitor)
-	}
+	b := make([]byte, 0, 256)
 	switch {
 	case d.Violation:
-		return fmt.Sprintf("unsafe state reached (%s): %s", g.violated(d), state)
+		b = append(b, "unsafe state reached ("...)
+		b = append(b, g.violated(d)...)
+		b = append(b, "): "...)
+		return string(g.appendFullState(b, d))
 	case !d.Known:
-		return fmt.Sprintf("state never seen in training, P(stay safe) not known: %s", state)
+		b = append(b, "state never seen in training, P(stay safe) not known: "...)
+		return string(g.appendFullState(b, d))
 	}
-	cmp := "≥"
+	cmp := " ≥ "
 	if d.Below {
-		cmp = "<"
+		cmp = " < "
 	}
-	msg := fmt.Sprintf("P(stay safe) = %s %s %s in state %s", prob(d.PSafe), cmp, prob(g.opts.Threshold), state)
+	b = appendProb(append(b, "P(stay safe) = "...), d.PSafe)
+	b = appendProb(append(b, cmp...), g.opts.Threshold)
+	b = g.appendFullState(append(b, " in state "...), d)
 	if d.Evidence.Risk > 0 {
-		msg += fmt.Sprintf("; most likely way to unsafe: %s, p = %s", g.DescribeMove(d.State, d.Evidence), prob(d.Evidence.Prob))
+		b = g.appendMove(append(b, "; most likely way to unsafe: "...), d.State, d.Evidence)
+		b = appendProb(append(b, ", p = "...), d.Evidence.Prob)
 	}
 	if d.Evidence.Risk > 0 && d.Evidence.State == d.Index {
 		if step, ok := g.riskiestChange(d.Index); ok {
-			msg += fmt.Sprintf("; riskiest change: %s, p = %s", g.DescribeMove(d.State, step), prob(step.Prob))
+			b = g.appendMove(append(b, "; riskiest change: "...), d.State, step)
+			b = appendProb(append(b, ", p = "...), step.Prob)
 		}
 	}
-	return msg
+	return string(b)
+}
+
+// appendFullState is the state in words, and the monitor's if there is one.
+func (g *Guard) appendFullState(b []byte, d Decision) []byte {
+	b = g.appendState(b, d.State)
+	if g.monitor != nil && d.Monitor != dtmc.Idle {
+		b = append(append(b, "; "...), g.describeMonitor(d.Monitor)...)
+	}
+	return b
 }
 
 // riskiestChange is the evidence among the moves out of state i, when the
@@ -66,42 +81,62 @@ func (g *Guard) violated(d Decision) string {
 
 // DescribeState names a state by its predicates: those that hold, then
 // "not" those that do not.
-func (g *Guard) DescribeState(s dtmc.State) string {
+func (g *Guard) DescribeState(s dtmc.State) string { return string(g.appendState(nil, s)) }
+
+func (g *Guard) appendState(b []byte, s dtmc.State) []byte {
 	if s == dtmc.End {
-		return "end"
+		return append(b, "end"...)
 	}
-	var on, off []string
-	for i, name := range g.model.Spec().Predicates {
-		if uint64(s)>>uint(i)&1 == 1 {
-			on = append(on, name)
-		} else {
-			off = append(off, "not "+name)
+	names := g.model.Spec().Predicates
+	first := true
+	for _, holds := range []uint64{1, 0} {
+		for i, name := range names {
+			if uint64(s)>>uint(i)&1 != holds {
+				continue
+			}
+			if !first {
+				b = append(b, ", "...)
+			}
+			if holds == 0 {
+				b = append(b, "not "...)
+			}
+			b, first = append(b, name...), false
 		}
 	}
-	return strings.Join(append(on, off...), ", ")
+	return b
 }
 
 // DescribeMove names the move from s to the evidence's successor by what
 // changes.
 func (g *Guard) DescribeMove(s dtmc.State, e dtmc.Evidence) string {
+	return string(g.appendMove(nil, s, e))
+}
+
+func (g *Guard) appendMove(b []byte, s dtmc.State, e dtmc.Evidence) []byte {
 	t := g.model.States()[e.State]
 	if t == dtmc.End {
-		return "the run ends"
+		return append(b, "the run ends"...)
 	}
-	var changes []string
+	changed := false
 	for i, name := range g.model.Spec().Predicates {
 		was, is := uint64(s)>>uint(i)&1, uint64(t)>>uint(i)&1
-		switch {
-		case was == 0 && is == 1:
-			changes = append(changes, name+" becomes true")
-		case was == 1 && is == 0:
-			changes = append(changes, name+" becomes false")
+		if was == is {
+			continue
+		}
+		if changed {
+			b = append(b, " and "...)
+		}
+		b, changed = append(b, name...), true
+		if is == 1 {
+			b = append(b, " becomes true"...)
+		} else {
+			b = append(b, " becomes false"...)
 		}
 	}
-	if len(changes) == 0 {
-		return "one more event in this state"
+	if !changed {
+		return append(b, "one more event in this state"...)
 	}
-	return strings.Join(changes, " and ")
+	return b
 }
 
 func (g *Guard) describeMonitor(q dtmc.MonitorState) string {
@@ -125,4 +160,5 @@ func (g *Guard) HoldingPredicates(s dtmc.State) []string {
 	return on
 }
 
-func prob(p float64) string { return fmt.Sprintf("%.4g", p) }
+// appendProb writes p as %.4g does.
+func appendProb(b []byte, p float64) []byte { return strconv.AppendFloat(b, p, 'g', 4, 64) }
