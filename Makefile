@@ -17,7 +17,7 @@ vet:
 staticcheck:
 	$(GO) tool staticcheck ./...
 
-# Short runs of every fuzz target (CI: FUZZTIME=50000x); FUZZTIME=5m for a longer hunt.
+# Short runs of every fuzz target (CI: FUZZTIME=20000x); FUZZTIME=5m for a longer hunt.
 FUZZTIME ?= 10s
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
