@@ -127,8 +127,8 @@ func BenchmarkThroughput(b *testing.B) {
 // benchScores are the sub-benchmarks' names and scoring.
 var benchScores = map[string]Score{"probguard": ScoreOnArrival, "probguard-when_complete": ScoreWhenComplete}
 
-// BenchmarkThroughputParallel: as BenchmarkThroughput, with one sender per
-// core and the processor on its own clock (wait 5ms), as in a collector:
+// BenchmarkThroughputParallel: as BenchmarkThroughput, with concurrent senders
+// (fixtures.ThroughputParallel) and the processor on its own clock (wait 5ms), as in a collector:
 // run with -cpu 1,2 to see it scale, beside the pass-through.
 func BenchmarkThroughputParallel(b *testing.B) {
 	tmpl := benchTrace(false)

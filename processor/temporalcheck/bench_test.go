@@ -47,8 +47,8 @@ func throughputOnFakeClock(b *testing.B, tmpl ptrace.Traces, cfg *Config) {
 	}
 }
 
-// BenchmarkThroughputParallel: as BenchmarkThroughput, with one sender per
-// core and the processor on its own clock (wait 5ms), as in a collector:
+// BenchmarkThroughputParallel: as BenchmarkThroughput, with concurrent senders
+// (fixtures.ThroughputParallel) and the processor on its own clock (wait 5ms), as in a collector:
 // run with -cpu 1,2 to see it scale, beside the pass-through.
 func BenchmarkThroughputParallel(b *testing.B) {
 	tmpl := fixtures.Traces(b, "adk-weather/adk-bad-43-0.json")
