@@ -23,7 +23,8 @@ type Metrics struct {
 	GroupsHistoryIncomplete metric.Int64Counter
 	Checkpoints             metric.Int64Counter // by result
 	GroupsRestored          metric.Int64Counter
-	ForwardFailures         metric.Int64Counter
+	ForwardFailures         metric.Int64Counter // batches lost: refused as permanent, or at shutdown's deadline
+	ForwardRetries          metric.Int64Counter // refusals by the next consumer, each retried
 	PredicateErrors         metric.Int64Counter
 	PredicateHeld           metric.Int64Counter // by predicate
 	SpansWithoutTraceID     metric.Int64Counter

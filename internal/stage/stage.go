@@ -10,7 +10,9 @@
 // workers. The workers' queue is bounded: when the evaluators fall behind,
 // ConsumeTraces blocks until there is room (or the caller's context ends,
 // and then nothing was taken), so memory stays bounded and the receiver
-// pushes back on the sender.
+// pushes back on the sender. A batch the next consumer refuses is kept and
+// retried (deliver.go): it keeps the queue full, so a refusal downstream
+// holds back the sender too, and no acknowledged span is dropped.
 package stage
 
 import (
@@ -83,6 +85,7 @@ type Stage[G any] struct {
 	tickMu       sync.Mutex // one release by the clock (or Tick) at a time
 	clock        ticker
 	shutdown     sync.Once
+	aborted      chan struct{} // closed when Shutdown's deadline passes: refused batches are given up
 }
 
 type shard struct {
@@ -124,7 +127,7 @@ func New[G any](cfg Config, set component.TelemetrySettings, next consumer.Trace
 	}
 	s := &Stage[G]{
 		cfg: cfg, eval: eval, next: next, tel: tel, logger: set.Logger, Warnings: NewWarnings(set.Logger), now: time.Now,
-		seed: maphash.MakeSeed(), queued: newBacklog(int64(queue)),
+		seed: maphash.MakeSeed(), queued: newBacklog(int64(queue)), aborted: make(chan struct{}),
 	}
 	perShard := (cfg.MaxTraces + n - 1) / n
 	for range n {
@@ -224,7 +227,7 @@ func (s *Stage[G]) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 		item.done = &done
 	}
 	s.dispatch(forced, late, item)
-	s.forward(ctx, pass)
+	s.deliver(ctx, pass)
 	done.Wait()
 	return nil
 }
@@ -616,6 +619,15 @@ func (s *Stage[G]) workerOf(key string) int {
 func (s *Stage[G]) Shutdown(ctx context.Context) error {
 	var err error
 	s.shutdown.Do(func() {
+		finished := make(chan struct{})
+		defer close(finished)
+		go func() {
+			select {
+			case <-ctx.Done():
+				close(s.aborted)
+			case <-finished:
+			}
+		}()
 		s.clock.halt()
 		s.ensureWorkers()
 		s.tickMu.Lock()
@@ -637,19 +649,6 @@ func (s *Stage[G]) Shutdown(ctx context.Context) error {
 		}
 	})
 	return err
-}
-
-// forward passes a batch on. A refusal is counted and logged once, not
-// returned: the spans were accepted when they came in, and a sender that
-// retried would send the ones that passed a second time.
-func (s *Stage[G]) forward(ctx context.Context, td ptrace.Traces) {
-	if td.ResourceSpans().Len() == 0 {
-		return
-	}
-	if err := s.next.ConsumeTraces(ctx, td); err != nil {
-		s.tel.ForwardFailures.Add(ctx, 1)
-		s.Warnings.Once("forward", "the next consumer refused a batch of spans; they are lost to this pipeline", zap.Error(err))
-	}
 }
 
 // countEarly counts and logs once a trace released before it was complete.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/metric"
@@ -73,12 +74,12 @@ func nopMetrics() Metrics {
 	m := noop.NewMeterProvider().Meter("t")
 	c := func() metric.Int64Counter { v, _ := m.Int64Counter("c"); return v }
 	ud, _ := m.Int64UpDownCounter("u")
-	return Metrics{TracesHeld: ud, TracesReleasedEarly: c(), LateSpans: c(), GroupsEndedEarly: c(), ForwardFailures: c(),
+	return Metrics{TracesHeld: ud, TracesReleasedEarly: c(), LateSpans: c(), GroupsEndedEarly: c(), ForwardFailures: c(), ForwardRetries: c(),
 		PredicateErrors: c(), PredicateHeld: c(), SpansWithoutTraceID: c(), VerdictSpans: c(), QueueFullWaits: c(),
 		GroupsHistoryIncomplete: c(), Checkpoints: c(), GroupsRestored: c()}
 }
 
-func newTestStage(t testing.TB, cfg Config, r *recorder, next *consumertest.TracesSink) *Stage[*recGroup] {
+func newTestStage(t testing.TB, cfg Config, r *recorder, next consumer.Traces) *Stage[*recGroup] {
 	t.Helper()
 	set := componenttest.NewNopTelemetrySettings()
 	pcfg := predicate.Config{Predicates: predicate.List{{Name: "stir", Predicate: predicate.Predicate{Tool: "stir"}}}}

@@ -117,7 +117,7 @@ func (w *worker[G]) do(item work) {
 		w.s.tel.VerdictSpans.Add(ctx, int64(n))
 		td.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
 	}
-	w.s.forward(ctx, b.out)
+	w.s.deliver(ctx, b.out)
 	if item.snapshot != nil {
 		p := &item.snapshot[w.index]
 		p.data, p.groups = w.snapshot(nil)

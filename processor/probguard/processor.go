@@ -91,7 +91,7 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 		AfterCheckpoint: func() { p.maybeLearn(context.Background(), true) },
 	}, set, next, stage.Metrics{
 		TracesHeld: tel.TracesHeld, TracesReleasedEarly: tel.TracesReleasedEarly, LateSpans: tel.LateSpans,
-		GroupsEndedEarly: tel.GroupsEndedEarly, ForwardFailures: tel.ForwardFailures, PredicateErrors: tel.PredicateErrors,
+		GroupsEndedEarly: tel.GroupsEndedEarly, ForwardFailures: tel.ForwardFailures, ForwardRetries: tel.ForwardRetries, PredicateErrors: tel.PredicateErrors,
 		PredicateHeld: tel.PredicateHeld, SpansWithoutTraceID: tel.SpansWithoutTraceID, VerdictSpans: tel.VerdictSpans,
 		QueueFullWaits:          tel.QueueFullWaits,
 		GroupsHistoryIncomplete: tel.GroupsHistoryIncomplete, Checkpoints: tel.Checkpoints, GroupsRestored: tel.GroupsRestored,

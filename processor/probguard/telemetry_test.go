@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/attribute"
@@ -126,13 +127,15 @@ func TestBoundsAreCountedAndLoseNothing(t *testing.T) {
 	}
 }
 
-// A refusal downstream is counted and logged, not returned: the spans were
-// accepted, and a sender that retried would send them twice.
-func TestRefusalDownstreamIsCountedNotReturned(t *testing.T) {
+// A refusal downstream marked permanent is counted and logged, not
+// returned: the spans were accepted, and a sender that retried would send
+// them twice. (A refusal that is not permanent is retried: the stage's
+// tests.)
+func TestPermanentRefusalDownstreamIsCountedNotReturned(t *testing.T) {
 	set, reader := meteredSettings()
 	cfg := stoveConfig(t)
 	cfg.MaxTraces = 1 // the second trace forces the first out, through the failing consumer
-	pt, err := NewFactory().CreateTraces(context.Background(), set, cfg, consumertest.NewErr(errors.New("queue full")))
+	pt, err := NewFactory().CreateTraces(context.Background(), set, cfg, consumertest.NewErr(consumererror.NewPermanent(errors.New("malformed"))))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 		Storage: cfg.Storage, CheckpointEvery: cfg.CheckpointInterval, ID: id,
 	}, set, next, stage.Metrics{
 		TracesHeld: tel.TracesHeld, TracesReleasedEarly: tel.TracesReleasedEarly, LateSpans: tel.LateSpans,
-		GroupsEndedEarly: tel.GroupsEndedEarly, ForwardFailures: tel.ForwardFailures, PredicateErrors: tel.PredicateErrors,
+		GroupsEndedEarly: tel.GroupsEndedEarly, ForwardFailures: tel.ForwardFailures, ForwardRetries: tel.ForwardRetries, PredicateErrors: tel.PredicateErrors,
 		PredicateHeld: tel.PredicateHeld, SpansWithoutTraceID: tel.SpansWithoutTraceID, VerdictSpans: tel.VerdictSpans,
 		QueueFullWaits: tel.QueueFullWaits, EvaluationTime: tel.EvaluationTime,
 		GroupsHistoryIncomplete: tel.GroupsHistoryIncomplete, Checkpoints: tel.Checkpoints, GroupsRestored: tel.GroupsRestored,

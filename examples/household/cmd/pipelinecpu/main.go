@@ -145,36 +145,38 @@ func measure(bin string, configs []string, sink *sink, requests [][]byte, spans,
 	if err != nil {
 		return 0, err
 	}
-	if err := send(otlp, requests, senders); err != nil {
+	retries, err := send(otlp, requests, senders)
+	if err != nil {
 		return 0, err
 	}
 	want := int64(spans)
 	for deadline := time.Now().Add(60 * time.Second); sink.spans.Load() < want; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%d of %d spans exported; its log: %s", sink.spans.Load(), want, col.Log())
+			return 0, fmt.Errorf("%d of %d acknowledged spans exported (%d spans lost, %d requests retried); its log: %s",
+				sink.spans.Load(), want, want-sink.spans.Load(), retries, col.Log())
 		}
 	}
+	fmt.Printf("  exported all %d acknowledged spans (%d requests refused and retried)\n", want, retries)
 	after, err := cpuOf(col.Pid())
 	return after - before, err
 }
 
-func send(addr string, requests [][]byte, senders int) error {
+// send posts every request, senders at a time, and retries one the
+// collector refuses as retryable (429, 502, 503, 504) after a backoff, as an
+// OTLP exporter does: the pressure of a saturated collector slows the
+// senders down, and a span is lost only if the collector acknowledged it.
+// It returns how many retries it made.
+func send(addr string, requests [][]byte, senders int) (int64, error) {
 	var wg sync.WaitGroup
-	var next atomic.Int64
+	var next, retries atomic.Int64
 	errs := make([]error, senders)
 	for s := range senders {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := int(next.Add(1)) - 1; i < len(requests); i = int(next.Add(1)) - 1 {
-				resp, err := http.Post("http://"+addr+"/v1/traces", "application/x-protobuf", bytes.NewReader(requests[i]))
-				if err == nil {
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK {
-						err = errors.New(resp.Status)
-					}
-				}
+				n, err := post(addr, requests[i])
+				retries.Add(n)
 				if err != nil {
 					errs[s] = err
 					return
@@ -183,7 +185,32 @@ func send(addr string, requests [][]byte, senders int) error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return retries.Load(), errors.Join(errs...)
+}
+
+// post sends one request until the collector takes it, for a minute at most.
+func post(addr string, body []byte) (int64, error) {
+	wait := 5 * time.Millisecond
+	for tries := int64(0); ; tries++ {
+		resp, err := http.Post("http://"+addr+"/v1/traces", "application/x-protobuf", bytes.NewReader(body))
+		if err != nil {
+			return tries, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusOK:
+			return tries, nil
+		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			if wait > time.Minute {
+				return tries, fmt.Errorf("still refused after %d tries: %s", tries+1, resp.Status)
+			}
+			time.Sleep(wait)
+			wait *= 2
+		default:
+			return tries, errors.New(resp.Status)
+		}
+	}
 }
 
 // episodes are n requests, each a real episode made a new trace in a new

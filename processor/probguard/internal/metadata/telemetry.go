@@ -68,6 +68,7 @@ type TelemetryBuilder struct {
 	PredicateErrors           metric.Int64Counter
 	GroupsEndedEarly          metric.Int64Counter
 	ForwardFailures           metric.Int64Counter
+	ForwardRetries            metric.Int64Counter
 	PredicateHeld             metric.Int64Counter
 	SpansWithoutTraceID       metric.Int64Counter
 	VerdictSpans              metric.Int64Counter
@@ -135,7 +136,10 @@ func (b *TelemetryBuilder) instruments() []selfmetric.Instrument {
 		Attributes:  []string{AttrReason},
 	}, {
 		Name: "otelcol_processor_probguard_forward_failures", Field: &b.ForwardFailures, Enabled: true, Unit: "{batches}",
-		Description: "Batches of spans the next consumer refused; they are logged, not returned to the sender.",
+		Description: "Batches of spans lost to the pipeline, logged once: refused by the next consumer as permanent, or still refused when shutdown's deadline came.",
+	}, {
+		Name: "otelcol_processor_probguard_forward_retries", Field: &b.ForwardRetries, Enabled: true, Unit: "{refusals}",
+		Description: "Refusals of a batch by the next consumer; the batch is kept and tried again with backoff while incoming spans wait.",
 	}, {
 		Name: "otelcol_processor_probguard_predicate_held", Field: &b.PredicateHeld, Enabled: true, Unit: "{events}",
 		Description: "Events at which each predicate held, by predicate.",

@@ -47,6 +47,7 @@ type TelemetryBuilder struct {
 	EvaluationTime            metric.Float64Histogram
 	PredicateErrors           metric.Int64Counter
 	ForwardFailures           metric.Int64Counter
+	ForwardRetries            metric.Int64Counter
 	GroupsEndedEarly          metric.Int64Counter
 	PredicateHeld             metric.Int64Counter
 	SpansWithoutTraceID       metric.Int64Counter
@@ -97,7 +98,10 @@ func (b *TelemetryBuilder) instruments() []selfmetric.Instrument {
 		Description: "OTTL evaluation errors; the predicate counts as false at that span.",
 	}, {
 		Name: "otelcol_processor_temporalcheck_forward_failures", Field: &b.ForwardFailures, Enabled: true, Unit: "{batches}",
-		Description: "Batches of spans the next consumer refused; they are logged, not returned to the sender.",
+		Description: "Batches of spans lost to the pipeline, logged once: refused by the next consumer as permanent, or still refused when shutdown's deadline came.",
+	}, {
+		Name: "otelcol_processor_temporalcheck_forward_retries", Field: &b.ForwardRetries, Enabled: true, Unit: "{refusals}",
+		Description: "Refusals of a batch by the next consumer; the batch is kept and tried again with backoff while incoming spans wait.",
 	}, {
 		Name: "otelcol_processor_temporalcheck_groups_ended_early", Field: &b.GroupsEndedEarly, Enabled: true, Unit: "{groups}",
 		Description: "Groups ended before their end (more open groups than max_traces), by reason; their end-of-group verdicts are reported.",
