@@ -8,11 +8,14 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
+
+	"github.com/agentguard/agentguard/internal/selfmetric"
+	"github.com/agentguard/agentguard/internal/stage/tracebuffer"
 )
 
-// Metrics are the self-metrics of the stage, created by each processor's
-// telemetry builder under its own names. EvaluationTime may be nil, and
-// OutOfOrderEvents without OnArrival.
+// Metrics are the self-metrics of the stage, declared once here (and in
+// metadata.yaml beside this file) for both processors: each records them under
+// its own prefix (Instruments), beside its own.
 type Metrics struct {
 	TracesHeld          metric.Int64UpDownCounter
 	TracesReleasedEarly metric.Int64Counter // by reason
@@ -21,17 +24,49 @@ type Metrics struct {
 	// GroupsHistoryIncomplete counts groups whose history may be incomplete,
 	// by reason (warm_up, max_traces, out_of_order).
 	GroupsHistoryIncomplete metric.Int64Counter
-	Checkpoints             metric.Int64Counter // by result
-	GroupsRestored          metric.Int64Counter
-	ForwardFailures         metric.Int64Counter // batches lost: refused as permanent, or at shutdown's deadline
-	ForwardRetries          metric.Int64Counter // refusals by the next consumer, each retried
-	PredicateErrors         metric.Int64Counter
-	PredicateHeld           metric.Int64Counter // by predicate
-	SpansWithoutTraceID     metric.Int64Counter
-	VerdictSpans            metric.Int64Counter
-	QueueFullWaits          metric.Int64Counter
-	EvaluationTime          metric.Float64Histogram
-	OutOfOrderEvents        metric.Int64Counter // with OnArrival only
+	// VerdictsHistoryIncomplete counts the verdicts evaluators report on such
+	// a history, by the mark they carry.
+	VerdictsHistoryIncomplete metric.Int64Counter
+	Checkpoints               metric.Int64Counter // by result
+	GroupsRestored            metric.Int64Counter
+	ForwardFailures           metric.Int64Counter // batches lost: refused as permanent, or at shutdown's deadline
+	ForwardRetries            metric.Int64Counter // refusals by the next consumer, each retried
+	PredicateErrors           metric.Int64Counter
+	PredicateHeld             metric.Int64Counter // by predicate
+	SpansWithoutTraceID       metric.Int64Counter
+	VerdictSpans              metric.Int64Counter
+	QueueFullWaits            metric.Int64Counter
+	EvaluationTime            metric.Float64Histogram
+	OutOfOrderEvents          metric.Int64Counter
+}
+
+// Instruments is the table of the stage's self-metrics, each named prefix
+// and its key in metadata.yaml (prefix is otelcol_processor_<type>_).
+func (m *Metrics) Instruments(prefix string) []selfmetric.Instrument {
+	row := func(name string, field any, unit, description string, attrs ...string) selfmetric.Instrument {
+		return selfmetric.Instrument{Name: prefix + name, Field: field, Enabled: true, Unit: unit, Description: description, Attributes: attrs}
+	}
+	evaluation := row("evaluation_time", &m.EvaluationTime, "s", "Time to judge the events of one trace, or of one batch judged on arrival.")
+	evaluation.Buckets = []float64{0.000001, 0.00001, 0.0001, 0.001, 0.01, 0.1, 1}
+	return []selfmetric.Instrument{
+		row("traces_held", &m.TracesHeld, "{traces}", "Traces held, waiting to be complete."),
+		row("traces_released_early", &m.TracesReleasedEarly, "{traces}", "Traces judged and released before they were complete, by reason.", AttrReason),
+		row("late_spans", &m.LateSpans, "{spans}", "Spans that arrived after their trace was released; passed on unjudged, or judged as the continuation of their group, as the processor's README says."),
+		row("groups_ended_early", &m.GroupsEndedEarly, "{groups}", "Groups ended before their end (more open groups than max_traces), by reason; their end-of-group verdicts are reported.", AttrReason),
+		row("groups_history_incomplete", &m.GroupsHistoryIncomplete, "{groups}", "Groups whose history may be incomplete, by reason; their verdicts carry agentguard.history.", AttrReason),
+		row("verdicts_history_incomplete", &m.VerdictsHistoryIncomplete, "{verdicts}", "Verdicts reported on a history that may be incomplete, by the agentguard.history they carry.", AttrHistory),
+		row("checkpoints", &m.Checkpoints, "{checkpoints}", "Checkpoints of the open groups written to the storage extension, by result.", AttrResult),
+		row("groups_restored", &m.GroupsRestored, "{groups}", "Groups restored from the storage extension's checkpoint at start."),
+		row("forward_failures", &m.ForwardFailures, "{batches}", "Batches of spans lost to the pipeline, logged once: refused by the next consumer as permanent, or still refused when shutdown's deadline came."),
+		row("forward_retries", &m.ForwardRetries, "{refusals}", "Refusals of a batch by the next consumer; the batch is kept and tried again with backoff while incoming spans wait."),
+		row("predicate_errors", &m.PredicateErrors, "{errors}", "OTTL evaluation errors; the predicate counts as false at that span."),
+		row("predicate_held", &m.PredicateHeld, "{events}", "Events at which each predicate held, by predicate.", AttrPredicate),
+		row("spans_without_trace_id", &m.SpansWithoutTraceID, "{spans}", "Spans without a trace ID, passed on unjudged."),
+		row("verdict_spans", &m.VerdictSpans, "{spans}", "Verdict spans made for end-of-group verdicts decided after the group's spans had left."),
+		row("queue_full_waits", &m.QueueFullWaits, "{batches}", "Batches of incoming spans that waited because the evaluators were behind, or the next consumer refused."),
+		evaluation,
+		row("out_of_order_events", &m.OutOfOrderEvents, "{events}", "Events judged after a later-starting event of their group (judged on arrival, or late); judged as the continuation of their group."),
+	}
 }
 
 // The attribute keys of the stage's metrics.
@@ -41,6 +76,17 @@ const (
 	AttrHistory   = "history" // the evaluators' count of marked verdicts
 	AttrResult    = "result"
 )
+
+// AttributeValues are the closed sets of values the stage records its
+// metrics with (metadata.yaml's enums): why a trace left early, why a group
+// ended early or was marked, a verdict's history mark, a write's result.
+func AttributeValues() map[string][]string {
+	return map[string][]string{
+		AttrReason:  {tracebuffer.Evicted.String(), tracebuffer.Oversize.String(), endBound, markWarmUp, markOutOfOrder},
+		AttrHistory: {HistoryPartial.String(), HistoryOutOfOrder.String()},
+		AttrResult:  {ResultOK, ResultError},
+	}
+}
 
 // The values of AttrResult.
 const (

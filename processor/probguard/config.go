@@ -22,9 +22,13 @@ type Config struct {
 	// Predicates (the abstraction: predicate i is bit i of the state) and the
 	// events condition, with temporalcheck's syntax, latched ones included.
 	predicate.Config `mapstructure:",squash"`
-	// GroupBy is trace_id (default), conversation, or an attribute key, as
-	// for temporalcheck.
-	GroupBy string `mapstructure:"group_by"`
+	// The holding stage's fields (group_by, wait, root_wait, group_timeout,
+	// max_traces, max_spans_per_trace, workers, storage, checkpoint_interval,
+	// warm_up, warn_unheld_after), with this processor's defaults below.
+	// With score: on_arrival, only traces whose group is not known yet wait;
+	// a group that ends (group_timeout) ends its run: learning counts the
+	// move to end.
+	stage.Settings `mapstructure:",squash"`
 	// ValidTransitions are the domain rules learning respects (max_changes,
 	// irreversible, forbidden, absorbing, valid_states).
 	ValidTransitions dtmc.Rules `mapstructure:"valid_transitions"`
@@ -57,46 +61,6 @@ type Config struct {
 	// once its trace's group is known; when_complete holds each trace until
 	// wait or root_wait says it is complete.
 	Score Score `mapstructure:"score"`
-	// Wait: a trace is scored this long after its last new span (default
-	// 2s); spans of it that come later are scored as the continuation of its
-	// group, so a small wait gives early warnings without losing order
-	// within a batch. With score: on_arrival, only traces whose group is not
-	// known yet wait.
-	Wait time.Duration `mapstructure:"wait"`
-	// RootWait: ... or this long after its root span arrived (default 500ms;
-	// 0: Wait only).
-	RootWait time.Duration `mapstructure:"root_wait"`
-	// GroupTimeout: a group ends this long after its last event (default
-	// 1m): its run ends (learning counts the move to end) and its state is
-	// dropped.
-	GroupTimeout time.Duration `mapstructure:"group_timeout"`
-	// MaxTraces held at once (default 100000); past it the oldest trace is
-	// scored early. It also bounds the open groups: past it the least
-	// recently active group is ended early (counted). Both are split evenly
-	// among the workers.
-	MaxTraces int `mapstructure:"max_traces"`
-	// MaxSpansPerTrace held per trace (default 10000).
-	MaxSpansPerTrace int `mapstructure:"max_spans_per_trace"`
-	// Workers score groups in parallel, a conversation always on the same
-	// worker (default 0: one per core).
-	Workers int `mapstructure:"workers"`
-	// Storage is a storage extension (file_storage/NAME): the open groups
-	// are checkpointed to it every CheckpointInterval and at shutdown, and
-	// restored from it at start, so that a restart goes on with every
-	// conversation where it was. Unset: a shutdown ends every group, and a
-	// crash loses them.
-	Storage *component.ID `mapstructure:"storage"`
-	// CheckpointInterval is how often the groups are checkpointed with
-	// storage (default 10s): a crash loses what came after the last one.
-	CheckpointInterval time.Duration `mapstructure:"checkpoint_interval"`
-	// WarmUp: a group first seen this long after a start is marked
-	// agentguard.history: partial, since its earlier traces may have gone
-	// with the previous process (default: group_timeout; 0: never). A start
-	// that restored a complete checkpoint (storage) marks none.
-	WarmUp *time.Duration `mapstructure:"warm_up"`
-	// WarnUnheldAfter: a predicate that has not held in this many events in a
-	// row is logged once at WARN (default 1000; 0: never).
-	WarnUnheldAfter int `mapstructure:"warn_unheld_after"`
 }
 
 // Score says when spans are scored.
@@ -155,19 +119,21 @@ func (l *LearnConfig) interval() time.Duration {
 
 func createDefaultConfig() *Config {
 	return &Config{
-		GroupBy:            sequence.ByTraceID,
-		Score:              ScoreOnArrival,
-		Property:           Property{Kind: dtmc.AlwaysSafe},
-		Threshold:          0.7,
-		Report:             guard.ReportCrossing,
-		UnknownState:       guard.UnknownAlert,
-		Wait:               2 * time.Second,
-		RootWait:           500 * time.Millisecond,
-		GroupTimeout:       time.Minute,
-		MaxTraces:          100_000,
-		MaxSpansPerTrace:   10_000,
-		WarnUnheldAfter:    1000,
-		CheckpointInterval: 10 * time.Second,
+		Settings: stage.Settings{
+			GroupBy:            sequence.ByTraceID,
+			Wait:               2 * time.Second,
+			RootWait:           500 * time.Millisecond,
+			GroupTimeout:       time.Minute,
+			MaxTraces:          100_000,
+			MaxSpansPerTrace:   10_000,
+			WarnUnheldAfter:    1000,
+			CheckpointInterval: 10 * time.Second,
+		},
+		Score:        ScoreOnArrival,
+		Property:     Property{Kind: dtmc.AlwaysSafe},
+		Threshold:    0.7,
+		Report:       guard.ReportCrossing,
+		UnknownState: guard.UnknownAlert,
 	}
 }
 
@@ -197,18 +163,13 @@ func (c *Config) validateShape() error {
 	if len(c.Predicates) > dtmc.MaxPredicates {
 		errs = append(errs, fmt.Errorf("predicates: %d declared, at most %d", len(c.Predicates), dtmc.MaxPredicates))
 	}
-	if c.GroupBy == "" {
-		errs = append(errs, errors.New(`group_by: must be "trace_id", "conversation" or an attribute key`))
-	}
 	if c.Score != ScoreOnArrival && c.Score != ScoreWhenComplete {
 		errs = append(errs, fmt.Errorf("score: unknown value %q: valid values are %q and %q", c.Score, ScoreOnArrival, ScoreWhenComplete))
 	}
 	if c.Learn != nil {
 		errs = append(errs, c.Learn.validate(c.Model))
 	}
-	errs = append(errs, c.bounds().Validate(), stage.NonNegativeInt("warn_unheld_after", c.WarnUnheldAfter),
-		stage.NonNegativeDuration("warm_up", c.warmUp()),
-		stage.PositiveDuration("checkpoint_interval", c.CheckpointInterval))
+	errs = append(errs, c.Settings.Check())
 	return errors.Join(errs...)
 }
 
@@ -295,18 +256,4 @@ func sameSmoothing(a, b dtmc.Smoothing) bool {
 func rulesEqual(a, b dtmc.Rules) bool {
 	return a.MaxChanges == b.MaxChanges && a.Absorbing == b.Absorbing && a.ValidStates == b.ValidStates &&
 		slices.Equal(a.Irreversible, b.Irreversible) && slices.Equal(a.Forbidden, b.Forbidden)
-}
-
-// bounds are the waits and limits of holding traces.
-func (c *Config) bounds() stage.Bounds {
-	return stage.Bounds{Wait: c.Wait, RootWait: c.RootWait, GroupTimeout: c.GroupTimeout,
-		MaxTraces: c.MaxTraces, MaxSpansPerTrace: c.MaxSpansPerTrace, Workers: c.Workers}
-}
-
-// warmUp is warm_up, group_timeout when it is not set.
-func (c *Config) warmUp() time.Duration {
-	if c.WarmUp == nil {
-		return c.GroupTimeout
-	}
-	return *c.WarmUp
 }

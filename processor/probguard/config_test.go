@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 	"github.com/agentguard/agentguard/internal/core/guard"
+	"github.com/agentguard/agentguard/internal/stage"
 	"github.com/agentguard/agentguard/processor/probguard/internal/metadata"
 )
 
@@ -51,8 +52,9 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{GroupBy: "conversation", Threshold: 0.5, Report: guard.ReportEvery, UnknownState: guard.UnknownPass,
-		Wait: 5 * time.Second, RootWait: time.Second, GroupTimeout: 10 * time.Minute, MaxTraces: 5000, MaxSpansPerTrace: 2000}
+	want := Config{Threshold: 0.5, Report: guard.ReportEvery, UnknownState: guard.UnknownPass,
+		Settings: stage.Settings{GroupBy: "conversation", Wait: 5 * time.Second, RootWait: time.Second, GroupTimeout: 10 * time.Minute,
+			MaxTraces: 5000, MaxSpansPerTrace: 2000}}
 	if cfg.GroupBy != want.GroupBy || cfg.Threshold != want.Threshold || cfg.Report != want.Report || cfg.UnknownState != want.UnknownState ||
 		cfg.Wait != want.Wait || cfg.RootWait != want.RootWait || cfg.GroupTimeout != want.GroupTimeout || cfg.MaxTraces != want.MaxTraces ||
 		cfg.MaxSpansPerTrace != want.MaxSpansPerTrace || cfg.Events == nil {

@@ -5,6 +5,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentguard/agentguard/internal/core/guard"
+	"github.com/agentguard/agentguard/internal/stage"
 	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/processor/probguard/internal/metadata"
 )
@@ -27,8 +28,8 @@ func newMetricAttrs(cfg *Config) *metricAttrs {
 		risk:       kind(metadata.KindRisk),
 		violation:  kind(metadata.KindViolation),
 		unknownSt:  kind(metadata.KindUnknownState),
-		partial:    metric.WithAttributes(attribute.String(metadata.AttrHistory, verdictattr.HistoryPartial)),
-		outOfOrder: metric.WithAttributes(attribute.String(metadata.AttrHistory, verdictattr.HistoryOutOfOrder)),
+		partial:    metric.WithAttributes(attribute.String(stage.AttrHistory, verdictattr.HistoryPartial)),
+		outOfOrder: metric.WithAttributes(attribute.String(stage.AttrHistory, verdictattr.HistoryOutOfOrder)),
 	}
 }
 

@@ -81,22 +81,13 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 			return nil, err
 		}
 	}
-	s, err := stage.New(stage.Config{
-		Bounds: cfg.bounds(), GroupBy: cfg.GroupBy, Late: stage.LateContinue, OnArrival: cfg.Score == ScoreOnArrival,
-		WarnUnheldAfter: cfg.WarnUnheldAfter, Scope: metadata.ScopeName, WarmUp: cfg.warmUp(),
-		AfterTick: func() { p.maybeLearn(context.Background(), false) },
-		Storage:   cfg.Storage, CheckpointEvery: cfg.CheckpointInterval, ID: id,
-		// The learned counts are checkpointed with the groups, to
-		// learn.output, which a start goes on from.
-		AfterCheckpoint: func() { p.maybeLearn(context.Background(), true) },
-	}, set, next, stage.Metrics{
-		TracesHeld: tel.TracesHeld, TracesReleasedEarly: tel.TracesReleasedEarly, LateSpans: tel.LateSpans,
-		GroupsEndedEarly: tel.GroupsEndedEarly, ForwardFailures: tel.ForwardFailures, ForwardRetries: tel.ForwardRetries, PredicateErrors: tel.PredicateErrors,
-		PredicateHeld: tel.PredicateHeld, SpansWithoutTraceID: tel.SpansWithoutTraceID, VerdictSpans: tel.VerdictSpans,
-		QueueFullWaits:          tel.QueueFullWaits,
-		GroupsHistoryIncomplete: tel.GroupsHistoryIncomplete, Checkpoints: tel.Checkpoints, GroupsRestored: tel.GroupsRestored,
-		OutOfOrderEvents: tel.OutOfOrderEvents,
-	}, func() (*events.Source, error) { return events.NewSource(cfg.Config, cfg.GroupBy, set) }, p)
+	scfg := cfg.StageConfig()
+	scfg.Late, scfg.OnArrival, scfg.Scope, scfg.ID = stage.LateContinue, cfg.Score == ScoreOnArrival, metadata.ScopeName, id
+	scfg.AfterTick = func() { p.maybeLearn(context.Background(), false) }
+	// The learned counts are checkpointed with the groups, to learn.output,
+	// which a start goes on from.
+	scfg.AfterCheckpoint = func() { p.maybeLearn(context.Background(), true) }
+	s, err := stage.New(scfg, set, next, tel.Stage, func() (*events.Source, error) { return events.NewSource(cfg.Config, cfg.GroupBy, set) }, p)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +187,7 @@ func (p *probProcessor) decide(ctx context.Context, g *guard.Guard, st *group, k
 	p.tel.Interventions.Add(ctx, 1, p.attrs.intervention(d)...)
 	if mark := h.String(); mark != "" {
 		markLast(span, mark)
-		p.tel.VerdictsHistoryIncomplete.Add(ctx, 1, p.attrs.history(mark))
+		p.tel.Stage.VerdictsHistoryIncomplete.Add(ctx, 1, p.attrs.history(mark))
 	}
 }
 

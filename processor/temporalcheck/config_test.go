@@ -150,8 +150,8 @@ func TestWarmUpConfig(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("%v: %v", tt.raw, err)
-		case cfg.warmUp() != tt.want:
-			t.Errorf("%v: warm-up %v, want %v", tt.raw, cfg.warmUp(), tt.want)
+		case cfg.StageConfig().WarmUp != tt.want:
+			t.Errorf("%v: warm-up %v, want %v", tt.raw, cfg.StageConfig().WarmUp, tt.want)
 		}
 	}
 }

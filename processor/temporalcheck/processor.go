@@ -78,17 +78,9 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 		c.triggers = append(c.triggers, trigger{mask: mask, any: any, anchored: a.Spec.Anchored,
 			attr: metric.WithAttributes(attribute.String(metadata.AttrAssertion, a.Name))})
 	}
-	s, err := stage.New(stage.Config{
-		Bounds: cfg.bounds(), GroupBy: cfg.GroupBy, Late: stage.LatePass,
-		WarnUnheldAfter: cfg.WarnUnheldAfter, Scope: metadata.ScopeName, WarmUp: cfg.warmUp(),
-		Storage: cfg.Storage, CheckpointEvery: cfg.CheckpointInterval, ID: id,
-	}, set, next, stage.Metrics{
-		TracesHeld: tel.TracesHeld, TracesReleasedEarly: tel.TracesReleasedEarly, LateSpans: tel.LateSpans,
-		GroupsEndedEarly: tel.GroupsEndedEarly, ForwardFailures: tel.ForwardFailures, ForwardRetries: tel.ForwardRetries, PredicateErrors: tel.PredicateErrors,
-		PredicateHeld: tel.PredicateHeld, SpansWithoutTraceID: tel.SpansWithoutTraceID, VerdictSpans: tel.VerdictSpans,
-		QueueFullWaits: tel.QueueFullWaits, EvaluationTime: tel.EvaluationTime,
-		GroupsHistoryIncomplete: tel.GroupsHistoryIncomplete, Checkpoints: tel.Checkpoints, GroupsRestored: tel.GroupsRestored,
-	}, func() (*events.Source, error) { return events.NewSource(cfg.Config, cfg.GroupBy, set) }, c)
+	scfg := cfg.StageConfig()
+	scfg.Late, scfg.Scope, scfg.ID = stage.LatePass, metadata.ScopeName, id
+	s, err := stage.New(scfg, set, next, tel.Stage, func() (*events.Source, error) { return events.NewSource(cfg.Config, cfg.GroupBy, set) }, c)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +145,7 @@ func (c *checker) report(ctx context.Context, vs []assertion.Verdict, h stage.Hi
 	for _, v := range vs {
 		c.tel.Verdicts.Add(ctx, 1, c.verdictAttr(v))
 		if v.History = h.String(); v.History != "" {
-			c.tel.VerdictsHistoryIncomplete.Add(ctx, 1, metric.WithAttributes(attribute.String(metadata.AttrHistory, v.History)))
+			c.tel.Stage.VerdictsHistoryIncomplete.Add(ctx, 1, metric.WithAttributes(attribute.String(stage.AttrHistory, v.History)))
 		}
 		if v.Kind == texpr.Error {
 			c.warnings.Once("threads-"+v.Assertion.Name, "an assertion exceeded max_threads; its live evaluations were abandoned",

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"go.yaml.in/yaml/v3"
@@ -26,6 +27,18 @@ type Metadata struct {
 	Telemetry  struct {
 		Metrics map[string]Metric `yaml:"metrics"`
 	} `yaml:"telemetry"`
+	// IncludeMetrics names a file of metrics shared by several components
+	// (the holding stage's): Load adds its metrics, each key prefixed, and
+	// its attributes. mdatagen has no such key; agentguard's components
+	// declare a shared metric once this way.
+	IncludeMetrics *Include `yaml:"include_metrics"`
+}
+
+// Include is a shared metadata file, relative to the including one, and the
+// prefix of its metrics' keys there.
+type Include struct {
+	From   string `yaml:"from"`
+	Prefix string `yaml:"prefix"`
 }
 
 // Status is metadata.yaml's status section.
@@ -91,10 +104,47 @@ func Load(path string) (*Metadata, error) {
 	if err := dec.Decode(&md); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if inc := md.IncludeMetrics; inc != nil {
+		part, err := Load(filepath.Join(filepath.Dir(path), inc.From))
+		if err != nil {
+			return nil, fmt.Errorf("%s: include_metrics: %w", path, err)
+		}
+		if err := md.include(part, inc.Prefix); err != nil {
+			return nil, fmt.Errorf("%s: include_metrics: %w", path, err)
+		}
+	}
 	if err := md.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &md, nil
+}
+
+// include adds part's metrics under prefix and its attributes. An attribute
+// both declare must take the same values; md's description stands.
+func (md *Metadata) include(part *Metadata, prefix string) error {
+	if md.Telemetry.Metrics == nil {
+		md.Telemetry.Metrics = map[string]Metric{}
+	}
+	for key, m := range part.Telemetry.Metrics {
+		if _, clash := md.Telemetry.Metrics[prefix+key]; clash {
+			return fmt.Errorf("metric %s is declared here and in %s", prefix+key, part.Type)
+		}
+		md.Telemetry.Metrics[prefix+key] = m
+	}
+	if md.Attributes == nil {
+		md.Attributes = map[string]Attribute{}
+	}
+	for name, a := range part.Attributes {
+		own, ok := md.Attributes[name]
+		if !ok {
+			md.Attributes[name] = a
+			continue
+		}
+		if own.Type != a.Type || !slices.Equal(own.Enum, a.Enum) {
+			return fmt.Errorf("attribute %s: %s %q here, %s %q in %s", name, own.Type, own.Enum, a.Type, a.Enum, part.Type)
+		}
+	}
+	return nil
 }
 
 // The values mdatagen accepts where agentguard's components use them.

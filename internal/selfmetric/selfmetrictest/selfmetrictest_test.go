@@ -292,3 +292,50 @@ func TestWarningsNeedTheirBullet(t *testing.T) {
 		}
 	}
 }
+
+// include_metrics adds a shared file's metrics under the prefix and its
+// attributes; a metric on both sides, or an attribute whose values differ,
+// is an error.
+func TestIncludeMetrics(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	write("shared.yaml", `type: shared
+attributes:
+  result: {description: How it went., type: string, enum: [ok, error]}
+telemetry:
+  metrics:
+    writes: {enabled: true, stability: development, description: Writes., unit: "{writes}", sum: {value_type: int, monotonic: true}, attributes: [result]}
+`)
+	own := func(metric, enum string) string {
+		return `type: sample
+status: {class: processor}
+attributes:
+  result: {description: Mine., type: string, enum: ` + enum + `}
+include_metrics: {from: shared.yaml, prefix: processor_sample_}
+telemetry:
+  metrics:
+    ` + metric + `: {enabled: true, stability: development, description: Own., unit: "1", gauge: {value_type: int}, attributes: [result]}
+`
+	}
+	md, err := Load(write("ok.yaml", own("processor_sample_own", "[ok, error]")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := md.Telemetry.Metrics["processor_sample_writes"]; !ok || md.Attributes["result"].Description != "Mine." {
+		t.Errorf("included: %v, attribute %+v", md.Telemetry.Metrics, md.Attributes["result"])
+	}
+	for path, want := range map[string]string{
+		write("clash.yaml", own("processor_sample_writes", "[ok, error]")): "metric processor_sample_writes is declared here and in shared",
+		write("enum.yaml", own("processor_sample_own", "[ok]")):             "attribute result",
+	} {
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", filepath.Base(path), err, want)
+		}
+	}
+}

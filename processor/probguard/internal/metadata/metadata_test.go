@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 	"github.com/agentguard/agentguard/internal/selfmetric/selfmetrictest"
-	"github.com/agentguard/agentguard/internal/stage"
 )
 
 var update = flag.Bool("update", false, "write ../../documentation.md from ../../metadata.yaml")
@@ -52,21 +51,6 @@ func TestPropertyValuesAreTheEngines(t *testing.T) {
 	for _, k := range []dtmc.Kind{dtmc.AlwaysSafe, dtmc.Bounded, dtmc.Response} {
 		if !slices.Contains(attributeValues()[AttrProperty], string(k)) {
 			t.Errorf("property %q is not among %q", k, attributeValues()[AttrProperty])
-		}
-	}
-}
-
-// The stage records its metrics with its own keys: they must be the
-// declared ones.
-func TestStageKeysAreDeclared(t *testing.T) {
-	stageKeys := []string{stage.AttrReason, stage.AttrPredicate, stage.AttrHistory, stage.AttrResult, stage.ResultOK, stage.ResultError}
-	declared := []string{AttrReason, AttrPredicate, AttrHistory, AttrResult, ResultOK, ResultError}
-	if !slices.Equal(stageKeys, declared) {
-		t.Errorf("stage keys and values %q; declared %q", stageKeys, declared)
-	}
-	for _, h := range []stage.History{stage.HistoryPartial, stage.HistoryOutOfOrder} {
-		if !slices.Contains(attributeValues()[AttrHistory], h.String()) {
-			t.Errorf("history %q is not among %q", h, attributeValues()[AttrHistory])
 		}
 	}
 }

@@ -5,18 +5,16 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentguard/agentguard/internal/selfmetric"
+	"github.com/agentguard/agentguard/internal/stage"
 )
 
 // The attribute keys the self-metrics are recorded with (metadata.yaml's
 // attributes).
 const (
-	AttrProperty  = "property"
-	AttrKind      = "kind"
-	AttrModel     = "model"
-	AttrResult    = "result"
-	AttrReason    = "reason"    // stage.AttrReason
-	AttrPredicate = "predicate" // stage.AttrPredicate
-	AttrHistory   = "history"   // stage.AttrHistory
+	AttrProperty = "property"
+	AttrKind     = "kind"
+	AttrModel    = "model"
+	AttrResult   = "result" // also the stage's, for checkpoints
 )
 
 // The values of AttrKind: what an intervention reported.
@@ -38,46 +36,28 @@ const (
 	ResultError = "error"
 )
 
-// attributeValues are the closed sets of values (metadata.yaml's enums):
-// the constants above, the property kinds of dtmc, and the stage's reasons: a
-// trace's early release (evicted, oversize) and a group's early end
-// (max_traces).
+// attributeValues are the closed sets of values (metadata.yaml's enums,
+// with the included stage's): the constants above and the property kinds of
+// dtmc.
 func attributeValues() map[string][]string {
-	return map[string][]string{
-		AttrProperty: {"always_safe", "bounded", "response"},
-		AttrKind:     {KindRisk, KindViolation, KindUnknownState},
-		AttrModel:    {ModelServed, ModelLearned},
-		AttrResult:   {ResultOK, ResultError},
-		AttrReason:   {"evicted", "oversize", "max_traces", "warm_up", "out_of_order"},
-		AttrHistory:  {"partial", "out_of_order"},
-	}
+	values := stage.AttributeValues()
+	values[AttrProperty] = []string{"always_safe", "bounded", "response"}
+	values[AttrKind] = []string{KindRisk, KindViolation, KindUnknownState}
+	values[AttrModel] = []string{ModelServed, ModelLearned}
+	return values
 }
 
-// TelemetryBuilder holds the processor's self-metrics.
+// TelemetryBuilder holds the processor's self-metrics: its own and the
+// holding stage's.
 type TelemetryBuilder struct {
-	Interventions             metric.Int64Counter
-	PSafe                     metric.Float64Histogram
-	UnknownStates             metric.Int64Counter
-	ModelAge                  metric.Float64Gauge
-	PACCertified              metric.Int64Gauge
-	InvalidTransitions        metric.Int64Counter
-	ModelWrites               metric.Int64Counter
-	TracesHeld                metric.Int64UpDownCounter
-	TracesReleasedEarly       metric.Int64Counter
-	LateSpans                 metric.Int64Counter
-	PredicateErrors           metric.Int64Counter
-	GroupsEndedEarly          metric.Int64Counter
-	ForwardFailures           metric.Int64Counter
-	ForwardRetries            metric.Int64Counter
-	PredicateHeld             metric.Int64Counter
-	SpansWithoutTraceID       metric.Int64Counter
-	VerdictSpans              metric.Int64Counter
-	QueueFullWaits            metric.Int64Counter
-	GroupsHistoryIncomplete   metric.Int64Counter
-	VerdictsHistoryIncomplete metric.Int64Counter
-	Checkpoints               metric.Int64Counter
-	GroupsRestored            metric.Int64Counter
-	OutOfOrderEvents          metric.Int64Counter
+	Stage              stage.Metrics
+	Interventions      metric.Int64Counter
+	PSafe              metric.Float64Histogram
+	UnknownStates      metric.Int64Counter
+	ModelAge           metric.Float64Gauge
+	PACCertified       metric.Int64Gauge
+	InvalidTransitions metric.Int64Counter
+	ModelWrites        metric.Int64Counter
 }
 
 // NewTelemetryBuilder creates the instruments of the table from the
@@ -91,7 +71,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 // is its field's type. A new metric is a field, a row here and its entry in
 // metadata.yaml (then documentation.md is regenerated).
 func (b *TelemetryBuilder) instruments() []selfmetric.Instrument {
-	return []selfmetric.Instrument{{
+	return append([]selfmetric.Instrument{{
 		Name: "otelcol_processor_probguard_interventions", Field: &b.Interventions, Enabled: true, Unit: "{events}",
 		Description: "Events reported on their span, by property and kind.",
 		Attributes:  []string{AttrProperty, AttrKind},
@@ -117,59 +97,5 @@ func (b *TelemetryBuilder) instruments() []selfmetric.Instrument {
 		Name: "otelcol_processor_probguard_model_writes", Field: &b.ModelWrites, Enabled: true, Unit: "{writes}",
 		Description: "Writes of learn.output, by result; after an error the previous file is intact.",
 		Attributes:  []string{AttrResult},
-	}, {
-		Name: "otelcol_processor_probguard_traces_held", Field: &b.TracesHeld, Enabled: true, Unit: "{traces}",
-		Description: "Traces held, waiting to be complete.",
-	}, {
-		Name: "otelcol_processor_probguard_traces_released_early", Field: &b.TracesReleasedEarly, Enabled: true, Unit: "{traces}",
-		Description: "Traces scored and released before they were complete, by reason.",
-		Attributes:  []string{AttrReason},
-	}, {
-		Name: "otelcol_processor_probguard_late_spans", Field: &b.LateSpans, Enabled: true, Unit: "{spans}",
-		Description: "Spans that arrived after their trace was released; scored as the continuation of their group.",
-	}, {
-		Name: "otelcol_processor_probguard_predicate_errors", Field: &b.PredicateErrors, Enabled: true, Unit: "{errors}",
-		Description: "OTTL evaluation errors; the predicate counts as false at that span.",
-	}, {
-		Name: "otelcol_processor_probguard_groups_ended_early", Field: &b.GroupsEndedEarly, Enabled: true, Unit: "{groups}",
-		Description: "Groups ended before group_timeout because more than max_traces were open, by reason.",
-		Attributes:  []string{AttrReason},
-	}, {
-		Name: "otelcol_processor_probguard_forward_failures", Field: &b.ForwardFailures, Enabled: true, Unit: "{batches}",
-		Description: "Batches of spans lost to the pipeline, logged once: refused by the next consumer as permanent, or still refused when shutdown's deadline came.",
-	}, {
-		Name: "otelcol_processor_probguard_forward_retries", Field: &b.ForwardRetries, Enabled: true, Unit: "{refusals}",
-		Description: "Refusals of a batch by the next consumer; the batch is kept and tried again with backoff while incoming spans wait.",
-	}, {
-		Name: "otelcol_processor_probguard_predicate_held", Field: &b.PredicateHeld, Enabled: true, Unit: "{events}",
-		Description: "Events at which each predicate held, by predicate.",
-		Attributes:  []string{AttrPredicate},
-	}, {
-		Name: "otelcol_processor_probguard_spans_without_trace_id", Field: &b.SpansWithoutTraceID, Enabled: true, Unit: "{spans}",
-		Description: "Spans without a trace ID, passed on unjudged.",
-	}, {
-		Name: "otelcol_processor_probguard_verdict_spans", Field: &b.VerdictSpans, Enabled: true, Unit: "{spans}",
-		Description: "Verdict spans made for end-of-group verdicts decided after the group's spans had left.",
-	}, {
-		Name: "otelcol_processor_probguard_queue_full_waits", Field: &b.QueueFullWaits, Enabled: true, Unit: "{batches}",
-		Description: "Batches of incoming spans that waited because the evaluators were behind.",
-	}, {
-		Name: "otelcol_processor_probguard_groups_history_incomplete", Field: &b.GroupsHistoryIncomplete, Enabled: true, Unit: "{groups}",
-		Description: "Groups whose history may be incomplete, by reason; their verdicts carry agentguard.history.",
-		Attributes:  []string{AttrReason},
-	}, {
-		Name: "otelcol_processor_probguard_verdicts_history_incomplete", Field: &b.VerdictsHistoryIncomplete, Enabled: true, Unit: "{verdicts}",
-		Description: "Verdicts reported on a history that may be incomplete, by the agentguard.history they carry.",
-		Attributes:  []string{AttrHistory},
-	}, {
-		Name: "otelcol_processor_probguard_checkpoints", Field: &b.Checkpoints, Enabled: true, Unit: "{checkpoints}",
-		Description: "Checkpoints of the open groups written to the storage extension, by result.",
-		Attributes:  []string{AttrResult},
-	}, {
-		Name: "otelcol_processor_probguard_groups_restored", Field: &b.GroupsRestored, Enabled: true, Unit: "{groups}",
-		Description: "Groups restored from the storage extension's checkpoint at start.",
-	}, {
-		Name: "otelcol_processor_probguard_out_of_order_events", Field: &b.OutOfOrderEvents, Enabled: true, Unit: "{events}",
-		Description: "Events (score: on_arrival) that arrived after a later-starting event of their group was scored; scored as the continuation of their group.",
-	}}
+	}}, b.Stage.Instruments("otelcol_processor_probguard_")...)
 }

@@ -1,0 +1,88 @@
+package stage
+
+import (
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+)
+
+// Settings are the configuration fields of the holding stage, the same in
+// both processors: each squashes them into its Config (so that they sit at
+// its top level) and sets its own defaults.
+type Settings struct {
+	// GroupBy is trace_id; conversation (the first found of
+	// gen_ai.conversation.id, session.id, gcp.vertex.agent.session_id); or an
+	// attribute key: the events of all traces with the same value form one
+	// group, in time order, across traces.
+	GroupBy string `mapstructure:"group_by"`
+	// Wait: a trace is complete this long after its last new span.
+	Wait time.Duration `mapstructure:"wait"`
+	// RootWait: ... or this long after its root span arrived (0: Wait only).
+	RootWait time.Duration `mapstructure:"root_wait"`
+	// GroupTimeout: a group ends this long after its last event; verdicts
+	// it decides then go on a verdict span, since its spans have left.
+	GroupTimeout time.Duration `mapstructure:"group_timeout"`
+	// MaxTraces held at once; past it the oldest trace is judged and
+	// released early. It also bounds the open groups: past it the least
+	// recently active group is ended early (counted). Both are split evenly
+	// among the workers.
+	MaxTraces int `mapstructure:"max_traces"`
+	// MaxSpansPerTrace held per trace; a larger trace is judged and
+	// released early, and its later spans come as late.
+	MaxSpansPerTrace int `mapstructure:"max_spans_per_trace"`
+	// Workers judge groups in parallel, a group always on the same worker
+	// (0: one per core).
+	Workers int `mapstructure:"workers"`
+	// Storage is a storage extension (file_storage/NAME): the open groups
+	// are checkpointed to it every CheckpointInterval and at shutdown, and
+	// restored from it at start, so that a restart goes on with every group
+	// where it was. Unset: a shutdown ends every group, and a crash loses
+	// them.
+	Storage *component.ID `mapstructure:"storage"`
+	// CheckpointInterval is how often the groups are checkpointed with
+	// storage: a crash loses what came after the last one.
+	CheckpointInterval time.Duration `mapstructure:"checkpoint_interval"`
+	// WarmUp: a group first seen this long after a start is marked
+	// agentguard.history: partial, since its earlier traces may have gone
+	// with the previous process (unset: group_timeout; 0: never). A start
+	// that restored a complete checkpoint (storage) marks none.
+	WarmUp *time.Duration `mapstructure:"warm_up"`
+	// WarnUnheldAfter: a predicate that has not held in this many events in
+	// a row is logged once at WARN, a misspelt tool or agent name being the
+	// usual cause (0: never).
+	WarnUnheldAfter int `mapstructure:"warn_unheld_after"`
+}
+
+// Check reports every field out of range, each named as in the
+// configuration. (It is not named Validate: the collector would call it
+// besides the processor's Validate, and report each error twice.)
+func (s Settings) Check() error {
+	var errs []error
+	if s.GroupBy == "" {
+		errs = append(errs, errors.New(`group_by: must be "trace_id", "conversation" or an attribute key`))
+	}
+	return errors.Join(append(errs, s.bounds().Validate(),
+		NonNegativeInt("warn_unheld_after", s.WarnUnheldAfter), NonNegativeDuration("warm_up", s.warmUp()),
+		PositiveDuration("checkpoint_interval", s.CheckpointInterval))...)
+}
+
+// StageConfig is what the stage takes from the settings; the processor adds the
+// rest (Late, OnArrival, Scope, ID, the callbacks).
+func (s Settings) StageConfig() Config {
+	return Config{Bounds: s.bounds(), GroupBy: s.GroupBy, WarnUnheldAfter: s.WarnUnheldAfter, WarmUp: s.warmUp(),
+		Storage: s.Storage, CheckpointEvery: s.CheckpointInterval}
+}
+
+func (s Settings) bounds() Bounds {
+	return Bounds{Wait: s.Wait, RootWait: s.RootWait, GroupTimeout: s.GroupTimeout,
+		MaxTraces: s.MaxTraces, MaxSpansPerTrace: s.MaxSpansPerTrace, Workers: s.Workers}
+}
+
+// warmUp is warm_up, group_timeout when it is not set.
+func (s Settings) warmUp() time.Duration {
+	if s.WarmUp == nil {
+		return s.GroupTimeout
+	}
+	return *s.WarmUp
+}
