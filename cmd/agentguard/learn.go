@@ -8,14 +8,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 	"github.com/agentguard/agentguard/internal/core/events"
@@ -259,14 +256,11 @@ type traceInput struct {
 }
 
 // readGroups reads trace files and sequences them exactly as the processor
-// does (its predicates, latches and groups). OTTL errors are reported once,
-// the first logged and all counted, not once a span as a collector logs
-// them: a predicate that errs counts as false there, live as well.
+// does (its predicates, latches and groups). OTTL errors are reported as a
+// collector reports them: the first of each predicate, and all counted; a
+// predicate that errs counts as false there, live as well.
 func readGroups(cmd string, id component.ID, cfg *probguard.Config, files []string, stderr io.Writer) (traceInput, error) {
 	ts := offlineSettings(id, stderr).TelemetrySettings
-	ts.Logger = ts.Logger.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
-		return zapcore.NewSamplerWithOptions(c, 24*time.Hour, 1, 0) // the first of each message only
-	}))
 	src, err := events.NewSource(cfg.Config, cfg.GroupBy, ts)
 	if err != nil {
 		return traceInput{}, fmt.Errorf("processors::%s: %w", id, err)
@@ -288,6 +282,9 @@ func readGroups(cmd string, id component.ID, cfg *probguard.Config, files []stri
 				}
 			}
 		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(ottlErrors.First)) {
+		fmt.Fprintf(stderr, "agentguard %s: warning: predicate evaluation failed (%s): %v\n", cmd, name, ottlErrors.First[name])
 	}
 	if ottlErrors.Count > 0 {
 		fmt.Fprintf(stderr, "agentguard %s: warning: %d OTTL evaluation errors: those predicates count as false at those spans\n", cmd, ottlErrors.Count)

@@ -4,8 +4,8 @@
 // builder that holds it. The field's Go type is the instrument's kind, so
 // the table cannot say one kind while the code records another.
 //
-// mdatagen generates this code from metadata.yaml elsewhere; it is not served
-// by this machine's module proxy, so the table is written by hand and a test
+// mdatagen generates this code from metadata.yaml elsewhere; it is not among
+// this module's dependencies (docs/development.md), so the table is written by hand and a test
 // (package selfmetrictest) holds it and metadata.yaml to each other.
 package selfmetric
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"time"
 
-
 	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/internal/core/pattern"
 	"github.com/agentguard/agentguard/internal/core/predicate"

@@ -87,7 +87,7 @@ func TestPatternsLoad(t *testing.T) {
 	}
 }
 
-// The issue's own form: predicates as a map, bits in name order.
+// The form the paper's configurations use: predicates as a map, bits in name order.
 func TestMapFormOfPredicates(t *testing.T) {
 	cfg, err := loadConfig(t, "mapform")
 	if err != nil {

@@ -65,8 +65,9 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 		}
 	}
 	c.verdictAttrs = map[*assertion.Compiled][]metric.AddOption{}
-	for i := range compiled {
-		a := &compiled[i] // the runner's own: its verdicts point here
+	own := c.runner.Assertions()
+	for i := range own {
+		a := &own[i] // the runner's own: its verdicts point here
 		for k := texpr.Match; k <= texpr.Error; k++ {
 			v := assertion.Verdict{Verdict: texpr.Verdict{Kind: k}}
 			c.verdictAttrs[a] = append(c.verdictAttrs[a], metric.WithAttributes(

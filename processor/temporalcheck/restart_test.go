@@ -125,7 +125,7 @@ func playTurns(t *testing.T, p *temporalProcessor, clock *lockedClock, conv stri
 	}
 }
 
-// The crash and restart: a backend judged turns 1-2 of a
+// A crash and restart in a routed tier: a backend judged turns 1-2 of a
 // conversation and was killed; the restarted one gets the rest from the
 // router's retry queue, turn 4 before turn 3. Judged as they come, te3 sees
 // the transfer to the weather agent (turn 3) followed by the goodbye (turn

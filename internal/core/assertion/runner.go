@@ -2,6 +2,7 @@ package assertion
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,8 +75,9 @@ type eventInfo struct {
 	bits uint64
 }
 
-// NewRunner returns a runner of the compiled assertions.
-func NewRunner(assertions []Compiled, opts Options) *Runner {
+// NewRunner returns a runner of copies of the compiled assertions.
+func NewRunner(compiled []Compiled, opts Options) *Runner {
+	assertions := slices.Clone(compiled) // the caller's are left as they were
 	for i := range assertions {
 		assertions[i].Spec.Passes = opts.Passes
 		assertions[i].Spec.Captures = opts.Captures
@@ -86,6 +88,10 @@ func NewRunner(assertions []Compiled, opts Options) *Runner {
 	}
 	return &Runner{assertions: assertions, opts: opts, groups: map[string]*Group{}}
 }
+
+// Assertions are the runner's own compiled assertions: its verdicts'
+// Assertion fields point into this slice.
+func (r *Runner) Assertions() []Compiled { return r.assertions }
 
 // NewGroup is the state of a group before its first event.
 func (r *Runner) NewGroup() *Group {

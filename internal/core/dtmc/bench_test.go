@@ -162,7 +162,7 @@ func maxDiff(a, b []float64) float64 {
 	return d
 }
 
-// BenchmarkPersistentLine: the birth-death lines of the issue, certified to
+// BenchmarkPersistentLine: the birth-death lines of docs/performance.md, certified to
 // 1e-9 by the banded factorization (method=auto), beside the floor of any
 // direct method, the same factorization and one float64 solve, uncertified.
 // (The engine's fallback before, interval iteration, needs 1.4 million sweeps

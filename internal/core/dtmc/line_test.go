@@ -58,7 +58,7 @@ func TestLineChainIsExactlyStochastic(t *testing.T) {
 
 // Persistent lines are solved to the default 1e-9 by a factorization with a
 // certified bound, and the answer is within that bound of i/(n+1) at every
-// state. The sizes and self-loops are those of the issue (the 10⁵ line at
+// state. The sizes and self-loops are those of docs/performance.md (the 10⁵ line at
 // 0.999 and 0.99999); each takes well under a second.
 func TestPersistentLinesAgainstExactAnswers(t *testing.T) {
 	for _, tc := range []struct {

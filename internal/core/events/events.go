@@ -7,6 +7,7 @@ package events
 import (
 	"slices"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -22,6 +23,7 @@ type Source struct {
 	set     *predicate.Set
 	groupBy string
 	errors  Errors // OTTL errors since the last call
+	silent  bool   // error_mode silent: errors are counted, not reported
 	// With capture predicates, what they read at each span of the batch
 	// Split is reading, by arrival (nil where none held): classify fills it
 	// and attach hands it to the events, so that a span's JSON is read once.
@@ -30,7 +32,8 @@ type Source struct {
 }
 
 // Errors are the OTTL evaluation errors of one call: how many, and the first
-// error of each predicate that raised one.
+// error of each predicate that raised one, to log (none under error_mode
+// silent).
 type Errors struct {
 	Count int
 	First map[string]error
@@ -44,7 +47,7 @@ type Group struct {
 
 // NewSource compiles the predicates; groupBy is as sequence.Split takes it.
 func NewSource(cfg predicate.Config, groupBy string, ts component.TelemetrySettings) (*Source, error) {
-	s := &Source{groupBy: groupBy}
+	s := &Source{groupBy: groupBy, silent: cfg.ErrorMode == ottl.SilentError}
 	set, err := predicate.Compile(cfg, predicate.Settings{
 		Telemetry: ts,
 		OnError:   s.onError,
@@ -149,6 +152,9 @@ func (s *Source) Groups(tds []ptrace.Traces) (groups []Group, errs Errors) {
 
 func (s *Source) onError(predicate string, err error) {
 	s.errors.Count++
+	if s.silent {
+		return
+	}
 	if s.errors.First == nil {
 		s.errors.First = map[string]error{}
 	}

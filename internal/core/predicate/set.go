@@ -32,11 +32,12 @@ const EventsOwner = "(events)"
 
 // Settings are what Compile needs from the collector.
 type Settings struct {
-	// Telemetry is the component's; its logger reports evaluation errors
-	// under error_mode ignore.
+	// Telemetry is the component's; without OnError, its logger reports the
+	// first evaluation error of each predicate under error_mode ignore.
 	Telemetry component.TelemetrySettings
 	// OnError is called with the predicate's name (EventsOwner for the events
-	// condition) at every evaluation error, to count it. May be nil.
+	// condition) at every evaluation error, to count it; the caller then
+	// reports errors itself, and the Set logs nothing. May be nil.
 	OnError func(predicate string, err error)
 }
 
@@ -52,6 +53,7 @@ type Set struct {
 	outMask  uint64      // the predicates' bits
 	silent   bool
 	logger   *zap.Logger
+	logged   map[string]bool // predicates whose failure was logged (no onError)
 	onError  func(string, error)
 	evalCtx  context.Context
 	stateful bool
@@ -333,11 +335,17 @@ func (ev *evaluation) close() {
 func (s *Set) failed(c *condition, err error) {
 	if s.onError != nil {
 		s.onError(c.owner, err)
+		return
 	}
-	if !s.silent {
-		s.logger.Warn("predicate evaluation failed; it is false at this span",
-			zap.String("predicate", c.owner), zap.Error(err))
+	if s.silent || s.logged[c.owner] {
+		return
 	}
+	if s.logged == nil {
+		s.logged = map[string]bool{}
+	}
+	s.logged[c.owner] = true
+	s.logger.Warn("predicate evaluation failed; it is false at this span (logged once per predicate)",
+		zap.String("predicate", c.owner), zap.Error(err))
 }
 
 func describe(p *Predicate) string {

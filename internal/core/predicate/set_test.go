@@ -257,43 +257,55 @@ func TestLatchSemantics(t *testing.T) {
 }
 
 // A transfer whose arguments are not JSON: a predicate that parses them is
-// false there, and its error is counted (and logged unless silent) under its
-// name; the shorthands read the text without parsing it and do not fail; the
-// span is still an event.
+// false there, and its error is counted under its name; the shorthands read
+// the text without parsing it and do not fail; the span is still an event.
+// With OnError the caller reports the errors and the Set logs nothing;
+// without it, the Set logs each predicate's first failure once (none when
+// silent).
 func TestRuntimeErrorIsFalseAndCounted(t *testing.T) {
 	for _, mode := range []ottl.ErrorMode{ottl.IgnoreError, ottl.SilentError} {
-		core, logs := observer.New(zapcore.WarnLevel)
-		tel := componenttest.NewNopTelemetrySettings()
-		tel.Logger = zap.New(core)
-		counted := map[string]int{}
-		cfg := paperConfig("weather_agent_v2")
-		cfg.Predicates = append(cfg.Predicates, Named{Name: "argsNameGreeting", Predicate: Predicate{
-			Condition: `ParseJSON(span.attributes["gcp.vertex.agent.tool_call_args"])["agent_name"] == "greeting_agent"`}})
-		cfg.ErrorMode = mode
-		s, err := Compile(cfg, Settings{Telemetry: tel, OnError: func(p string, err error) {
-			if err == nil {
-				t.Error("OnError without an error")
+		for _, withOnError := range []bool{true, false} {
+			core, logs := observer.New(zapcore.WarnLevel)
+			tel := componenttest.NewNopTelemetrySettings()
+			tel.Logger = zap.New(core)
+			counted := map[string]int{}
+			cfg := paperConfig("weather_agent_v2")
+			cfg.Predicates = append(cfg.Predicates, Named{Name: "argsNameGreeting", Predicate: Predicate{
+				Condition: `ParseJSON(span.attributes["gcp.vertex.agent.tool_call_args"])["agent_name"] == "greeting_agent"`}})
+			cfg.ErrorMode = mode
+			set := Settings{Telemetry: tel}
+			if withOnError {
+				set.OnError = func(p string, err error) {
+					if err == nil {
+						t.Error("OnError without an error")
+					}
+					counted[p]++
+				}
 			}
-			counted[p]++
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs, ss, sp := handBuilt("execute_tool transfer_to_agent", "gen_ai.operation.name", "execute_tool",
-			"gen_ai.tool.name", "transfer_to_agent", "gcp.vertex.agent.tool_call_args", "{agent_name: greeting_agent")
-		ok, sig := s.Eval(rs, ss, sp)
-		if !ok || sig != 0 {
-			t.Fatalf("%s: event %v, signals %b", mode, ok, sig)
-		}
-		if len(counted) != 1 || counted["argsNameGreeting"] != 1 {
-			t.Fatalf("%s: counted %v, want one error of argsNameGreeting", mode, counted)
-		}
-		wantLogs := map[ottl.ErrorMode]int{ottl.IgnoreError: 1, ottl.SilentError: 0}[mode]
-		if logs.Len() != wantLogs {
-			t.Fatalf("%s: %d log lines, want %d", mode, logs.Len(), wantLogs)
-		}
-		if mode == ottl.IgnoreError && logs.All()[0].ContextMap()["predicate"] != "argsNameGreeting" {
-			t.Fatalf("log %v", logs.All()[0].ContextMap())
+			s, err := Compile(cfg, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, ss, sp := handBuilt("execute_tool transfer_to_agent", "gen_ai.operation.name", "execute_tool",
+				"gen_ai.tool.name", "transfer_to_agent", "gcp.vertex.agent.tool_call_args", "{agent_name: greeting_agent")
+			for range 3 {
+				if ok, sig := s.Eval(rs, ss, sp); !ok || sig != 0 {
+					t.Fatalf("%s: event %v, signals %b", mode, ok, sig)
+				}
+			}
+			if withOnError && (len(counted) != 1 || counted["argsNameGreeting"] != 3) {
+				t.Fatalf("%s: counted %v, want three errors of argsNameGreeting", mode, counted)
+			}
+			wantLogs := 0
+			if mode == ottl.IgnoreError && !withOnError {
+				wantLogs = 1
+			}
+			if logs.Len() != wantLogs {
+				t.Fatalf("%s, OnError %v: %d log lines, want %d", mode, withOnError, logs.Len(), wantLogs)
+			}
+			if wantLogs == 1 && logs.All()[0].ContextMap()["predicate"] != "argsNameGreeting" {
+				t.Fatalf("log %v", logs.All()[0].ContextMap())
+			}
 		}
 	}
 }

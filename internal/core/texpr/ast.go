@@ -1,7 +1,7 @@
 // Package texpr implements agentguard's temporal expressions: a parser for the
 // text syntax, an incremental evaluator that runs assertions over a sequence of
 // events, and the trace trees that explain each verdict. The semantics are
-// those of shared/spec/temporal-expressions.md.
+// those of docs/temporal-expressions.md.
 package texpr
 
 import (

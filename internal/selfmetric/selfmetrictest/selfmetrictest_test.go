@@ -332,7 +332,7 @@ telemetry:
 	}
 	for path, want := range map[string]string{
 		write("clash.yaml", own("processor_sample_writes", "[ok, error]")): "metric processor_sample_writes is declared here and in shared",
-		write("enum.yaml", own("processor_sample_own", "[ok]")):             "attribute result",
+		write("enum.yaml", own("processor_sample_own", "[ok]")):            "attribute result",
 	} {
 		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", filepath.Base(path), err, want)

@@ -1,6 +1,6 @@
 // Package metadata holds the verdictlogs connector's type, stability and
 // self-metrics: what mdatagen would generate from ../../metadata.yaml. mdatagen
-// is not served by this machine's module proxy, so they are written by hand,
+// is not among this module's dependencies (docs/development.md), so they are written by hand,
 // the self-metrics as one table (telemetry.go), and metadata_test.go fails
 // when they and metadata.yaml (or documentation.md) disagree.
 package metadata

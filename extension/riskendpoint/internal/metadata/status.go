@@ -1,6 +1,6 @@
 // Package metadata holds the riskendpoint extension's type and stability:
-// what mdatagen would generate from ../../metadata.yaml. mdatagen is not
-// served by this machine's module proxy, so they are written by hand, and
+// what mdatagen would generate from ../../metadata.yaml. mdatagen is not among
+// this module's dependencies (docs/development.md), so they are written by hand, and
 // metadata_test.go fails when they and metadata.yaml disagree.
 package metadata
 
