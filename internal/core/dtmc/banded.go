@@ -124,56 +124,88 @@ func (sv *Solver) factorBanded(c *Chain) (factorization, bool) {
 // after touching a few of its states.
 func (sv *Solver) reverseCuthillMcKee(c *Chain, maxWidth int) (perm, row []int32) {
 	m := len(sv.maybe)
-	neighbours := func(s int32, visit func(int32)) {
-		cols, probs := c.Row(int(s))
-		for k, t := range cols {
-			if t != s && probs[k] != 0 && sv.class[t] == classMaybe {
-				visit(t)
-			}
-		}
-		for _, t := range c.Predecessors(int(s)) {
-			if t != s && sv.class[t] == classMaybe {
-				visit(t)
-			}
-		}
-	}
+	seen := make([]bool, m)
 	// A probe first: a search from any state of a random sparse chain
 	// widens past maxWidth within a few levels, and then the degrees of a
 	// million states need not be counted.
-	seen := make([]bool, m)
-	probe := []int32{0}
-	seen[0] = true
-	for head, levelEnd := 0, 1; head < len(probe); head++ {
-		if head == levelEnd {
-			if len(probe)-levelEnd > maxWidth {
-				return nil, nil
-			}
-			levelEnd = len(probe)
-		}
-		neighbours(sv.maybe[probe[head]], func(t int32) {
-			if j := sv.index[t]; !seen[j] {
-				seen[j] = true
-				probe = append(probe, j)
-			}
-		})
+	if _, ok := sv.searchFrom(c, 0, seen, make([]int32, 0, 64), maxWidth, nil); !ok {
+		return nil, nil
 	}
 	clear(seen)
-	// The degrees, and the states by increasing degree (a counting sort).
-	degree := make([]int32, m)
+	starts, degree := sv.byDegree(c)
+	perm = make([]int32, 0, m)
+	for _, root := range starts {
+		if seen[root] {
+			continue
+		}
+		var ok bool
+		if perm, ok = sv.searchFrom(c, root, seen, perm, maxWidth, degree); !ok {
+			return nil, nil
+		}
+	}
+	slices.Reverse(perm)
+	row = make([]int32, c.NumStates())
+	for k, i := range perm {
+		row[sv.maybe[i]] = int32(k)
+	}
+	return perm, row
+}
+
+// maybeNeighbours calls visit with each maybe state joined to s by an edge,
+// either way, other than s itself.
+func (sv *Solver) maybeNeighbours(c *Chain, s int32, visit func(int32)) {
+	cols, probs := c.Row(int(s))
+	for k, t := range cols {
+		if t != s && probs[k] != 0 && sv.class[t] == classMaybe {
+			visit(t)
+		}
+	}
+	for _, t := range c.Predecessors(int(s)) {
+		if t != s && sv.class[t] == classMaybe {
+			visit(t)
+		}
+	}
+}
+
+// searchFrom appends to order the maybe states (by index) that a
+// breadth-first search from root reaches, marking them seen; with degree,
+// each state's new neighbours by increasing degree. It stops, false, as soon
+// as a level is wider than maxWidth.
+func (sv *Solver) searchFrom(c *Chain, root int32, seen []bool, order []int32, maxWidth int, degree []int32) ([]int32, bool) {
+	seen[root] = true
+	order = append(order, root)
+	levelEnd := len(order)
+	for head := len(order) - 1; head < len(order); head++ {
+		if head == levelEnd {
+			if len(order)-levelEnd > maxWidth {
+				return order, false
+			}
+			levelEnd = len(order)
+		}
+		from := len(order)
+		sv.maybeNeighbours(c, sv.maybe[order[head]], func(t int32) {
+			if j := sv.index[t]; !seen[j] {
+				seen[j] = true
+				order = append(order, j)
+			}
+		})
+		if degree != nil {
+			added := order[from:]
+			sort.Slice(added, func(a, b int) bool { return degree[added[a]] < degree[added[b]] })
+		}
+	}
+	return order, true
+}
+
+// byDegree is the maybe states (by index) in order of increasing degree in
+// the undirected graph (a counting sort), and each one's degree.
+func (sv *Solver) byDegree(c *Chain) (starts, degree []int32) {
+	m := len(sv.maybe)
+	degree = make([]int32, m)
 	maxDegree := int32(0)
 	for i, s := range sv.maybe {
 		d := int32(0)
-		cols, probs := c.Row(int(s))
-		for k, t := range cols {
-			if t != s && probs[k] != 0 && sv.class[t] == classMaybe {
-				d++
-			}
-		}
-		for _, t := range c.Predecessors(int(s)) {
-			if t != s && sv.class[t] == classMaybe {
-				d++
-			}
-		}
+		sv.maybeNeighbours(c, s, func(int32) { d++ })
 		degree[i], maxDegree = d, max(maxDegree, d)
 	}
 	first := make([]int, maxDegree+2)
@@ -183,43 +215,12 @@ func (sv *Solver) reverseCuthillMcKee(c *Chain, maxWidth int) (perm, row []int32
 	for d := range maxDegree + 1 {
 		first[d+1] += first[d]
 	}
-	starts := make([]int32, m)
+	starts = make([]int32, m)
 	for i, d := range degree {
 		starts[first[d]] = int32(i)
 		first[d]++
 	}
-	perm = make([]int32, 0, m)
-	for _, root := range starts {
-		if seen[root] {
-			continue
-		}
-		seen[root] = true
-		perm = append(perm, root)
-		levelEnd := len(perm)
-		for head := len(perm) - 1; head < len(perm); head++ {
-			if head == levelEnd {
-				if len(perm)-levelEnd > maxWidth {
-					return nil, nil
-				}
-				levelEnd = len(perm)
-			}
-			from := len(perm)
-			neighbours(sv.maybe[perm[head]], func(t int32) {
-				if j := sv.index[t]; !seen[j] {
-					seen[j] = true
-					perm = append(perm, j)
-				}
-			})
-			added := perm[from:]
-			sort.Slice(added, func(a, b int) bool { return degree[added[a]] < degree[added[b]] })
-		}
-	}
-	slices.Reverse(perm)
-	row = make([]int32, c.NumStates())
-	for k, i := range perm {
-		row[sv.maybe[i]] = int32(k)
-	}
-	return perm, row
+	return starts, degree
 }
 
 func (f *bandedLU) solve(v []float64) {
