@@ -62,19 +62,19 @@ $(ROUTER_BIN): examples/scaleout/router-builder.yaml
 # verdicts must be one collector's on the same spans, per trace and per
 # conversation, and the sampler must keep every violating trace.
 scaleout: $(DIST_BIN) $(ROUTER_BIN)
-	$(GO) run ./examples/scaleout
+	$(GO) run ./test/scenarios/scaleout
 
 # The README's first command: build the distribution, run it on loopback (free
 # ports), play the weather agents and the household agent through it, print
 # what it reported. A collector that exits fails it at once, with its error.
 demo: $(DIST_BIN)
-	$(GO) run ./examples/demo
+	$(GO) run ./test/scenarios/demo
 
 # A crash and restart on the built distribution with file_storage: every
 # cross-turn verdict checkpointed before a kill -9 comes after the restart,
 # unmarked (examples/restart).
 restart: $(DIST_BIN)
-	$(GO) run ./examples/restart
+	$(GO) run ./test/scenarios/restart
 
 # The built distribution on loopback with the weather agents example.
 smoke: dist
@@ -109,14 +109,14 @@ household-eval: $(HOUSEHOLD_DATA)/heldout/spans.jsonl
 # The README's comparison: the rule, the paper's chain and the example's,
 # each chain learned on the training episodes, judged on the held-out ones.
 household-compare: $(HOUSEHOLD_DATA)/train/spans.jsonl $(HOUSEHOLD_DATA)/heldout/spans.jsonl
-	$(GO) run ./examples/household/cmd/compare -train $(HOUSEHOLD_DATA)/train/spans.jsonl -heldout $(HOUSEHOLD_DATA)/heldout/spans.jsonl -out $(HOUSEHOLD_DATA)/compare
+	$(GO) run ./test/scenarios/household-compare -train $(HOUSEHOLD_DATA)/train/spans.jsonl -heldout $(HOUSEHOLD_DATA)/heldout/spans.jsonl -out $(HOUSEHOLD_DATA)/compare
 
 # The paper's Table 2 with agentguard in the loop: the agent against the
 # built collector's risk endpoint, HOUSEHOLD_N episodes (seed 3) per mode.
 HOUSEHOLD_N ?= 100
 HOUSEHOLD_MODES ?= none,stop:0.5,stop:0.7,stop:0.9,reflect:0.7
 household-loop: $(DIST_BIN) $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
-	$(GO) run ./examples/household/cmd/inloop -n $(HOUSEHOLD_N) -modes $(HOUSEHOLD_MODES) -out $(HOUSEHOLD_DATA)/inloop
+	$(GO) run ./test/scenarios/household-loop -n $(HOUSEHOLD_N) -modes $(HOUSEHOLD_MODES) -out $(HOUSEHOLD_DATA)/inloop
 
 # The live harness (examples/live): Google ADK for TypeScript plays N
 # conversations of each kind (correct, greeting or farewell agent transferring
@@ -128,7 +128,7 @@ household-loop: $(DIST_BIN) $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
 N ?= 24
 LIVE_APP = examples/live/app
 live: $(DIST_BIN) $(LIVE_APP)/node_modules/.package-lock.json
-	$(GO) run ./examples/live/cmd/live -n $(N)
+	$(GO) run ./test/scenarios/live -n $(N)
 
 # npm ci from the committed lock file, again only when it changed.
 $(LIVE_APP)/node_modules/.package-lock.json: $(LIVE_APP)/package-lock.json
@@ -138,7 +138,7 @@ $(LIVE_APP)/node_modules/.package-lock.json: $(LIVE_APP)/package-lock.json
 # pass-through pipeline run the same way (each in its own process, fed the
 # real episodes over OTLP/HTTP): the collector's own CPU time per span.
 household-cpu: dist
-	$(GO) run ./examples/household/cmd/pipelinecpu -n 1500
+	$(GO) run ./test/scenarios/household-cpu -n 1500
 
 # The README's Markov-chain figures at scale: the issue's chains written by
 # gentra into $(DTMC_DATA) (10^5 and 10^6 random chains of out-degree 8, the

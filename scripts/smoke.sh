@@ -15,7 +15,7 @@ for _ in $(seq 1 50); do
 done
 log=$(mktemp)
 AGENTGUARD_OTLP_HTTP=127.0.0.1:$port \
-  "$bin" --config examples/weather-agents/collector.yaml --config examples/household/collector.yaml \
+  "$bin" --config examples/weather/collector.yaml --config examples/household/collector.yaml \
   --set 'service::telemetry::metrics::level=none' >"$log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -f "$log"' EXIT

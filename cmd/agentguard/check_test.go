@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-const weatherConfig = "../../examples/weather-agents/collector.yaml"
+const weatherConfig = "../../examples/weather/collector.yaml"
 
 func traceFile(name string) string { return filepath.Join("..", "..", "testdata", "traces", name) }
 
