@@ -245,7 +245,7 @@ func (w *worker[G]) mark(ctx context.Context, g *group[G], h History, reason, ke
 	}
 	g.history |= h
 	w.s.tel.GroupsHistoryIncomplete.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrReason, reason)))
-	w.s.Warnings.Once("history-"+reason, "a group's history may be incomplete: its verdicts carry "+verdictattr.History+" (see the README's Faults section)",
+	w.s.Warnings.Once("history-"+reason, "a group's history may be incomplete: its verdicts carry "+verdictattr.History+" (see docs/faults.md)",
 		zap.String("reason", reason), zap.String("group", key))
 }
 
