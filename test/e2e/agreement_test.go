@@ -14,9 +14,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 
-	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/test/e2e"
+	"github.com/agentguard/agentguard/test/harness"
 )
 
 // Its waits: a trace is judged root_wait after its root span came (wait
@@ -98,7 +98,7 @@ func TestCollectorAndCheckAgree(t *testing.T) {
 	}
 	offline, spanOf := checkVerdicts(t, files)
 
-	sink, err := logsink.Start()
+	sink, err := harness.StartLogSink()
 	if err != nil {
 		t.Fatal(err)
 	}

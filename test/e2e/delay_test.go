@@ -13,9 +13,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/test/e2e"
+	"github.com/agentguard/agentguard/test/harness"
 )
 
 // Live traffic for the delay measurement: conversations of the paper's
@@ -36,7 +36,7 @@ const (
 func TestVerdictDelay(t *testing.T) {
 	t.Setenv("AGENTGUARD_GROUP_TIMEOUT", groupTimeout.String())
 	t.Setenv("AGENTGUARD_WARM_UP", "0s") // no collector ran before: no history is partial
-	sink, err := logsink.Start()
+	sink, err := harness.StartLogSink()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func riskDelays(t *testing.T, score Score) (annotated, logged []time.Duration, v
 	if err := os.WriteFile(overlay, []byte("processors:\n  probguard:\n    score: "+string(score)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sink, err := logsink.Start()
+	sink, err := harness.StartLogSink()
 	if err != nil {
 		t.Fatal(err)
 	}

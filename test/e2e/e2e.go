@@ -8,9 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -33,10 +30,9 @@ import (
 
 	"github.com/agentguard/agentguard/connector/verdictlogs"
 	"github.com/agentguard/agentguard/extension/riskendpoint"
-	"github.com/agentguard/agentguard/internal/collectorproc"
-	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/processor/probguard"
 	"github.com/agentguard/agentguard/processor/temporalcheck"
+	"github.com/agentguard/agentguard/test/harness"
 )
 
 // Factories are the components the examples' configurations use.
@@ -66,17 +62,17 @@ func Factories() (otelcol.Factories, error) {
 // AGENTGUARD_VERDICTS_ENDPOINT to the sink. Its own metrics are served on
 // another free loopback port, not the collector's default :8888, which a
 // test running beside it (or anything else) may hold.
-func StartCollector(t *testing.T, sink *logsink.Sink, configs ...string) string {
+func StartCollector(t *testing.T, sink *harness.LogSink, configs ...string) string {
 	t.Helper()
 	addr := FreeAddr(t)
 	t.Setenv("AGENTGUARD_OTLP_HTTP", addr)
-	t.Setenv("AGENTGUARD_VERDICTS_ENDPOINT", "http://"+sink.Addr()+"/v1/logs")
+	t.Setenv("AGENTGUARD_VERDICTS_ENDPOINT", sink.Endpoint())
 	uris := make([]string, 0, len(configs)+1)
 	for _, c := range configs {
 		uris = append(uris, "file:"+c)
 	}
 	telemetry := filepath.Join(t.TempDir(), "telemetry.yaml")
-	if err := os.WriteFile(telemetry, []byte(collectorproc.TelemetryConfig(FreeAddr(t))), 0o644); err != nil {
+	if err := os.WriteFile(telemetry, []byte(harness.TelemetryConfig(FreeAddr(t))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	uris = append(uris, "file:"+telemetry)
@@ -112,7 +108,7 @@ func StartCollector(t *testing.T, sink *logsink.Sink, configs ...string) string 
 // FreeAddr is a loopback address no one listens on.
 func FreeAddr(t *testing.T) string {
 	t.Helper()
-	addrs, err := collectorproc.FreeAddrs(1)
+	addrs, err := harness.FreeAddrs(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,15 +141,5 @@ func Requests(t *testing.T, path string) [][]byte {
 // an SDK's exporter does, and returns when the receiver accepted it: the
 // spans' receipt.
 func Post(addr string, body []byte) (time.Time, error) {
-	resp, err := http.Post("http://"+addr+"/v1/traces", "application/json", bytes.NewReader(body))
-	if err != nil {
-		return time.Time{}, err
-	}
-	defer resp.Body.Close()
-	at := time.Now()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(resp.Body)
-		return at, fmt.Errorf("POST /v1/traces: %s: %s", resp.Status, msg)
-	}
-	return at, nil
+	return harness.PostTraces(addr, "application/json", body)
 }

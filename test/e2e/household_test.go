@@ -4,16 +4,14 @@
 package e2e_test
 
 import (
-	"bytes"
-	"net/http"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/test/e2e"
+	"github.com/agentguard/agentguard/test/harness"
 	"github.com/agentguard/agentguard/test/sim/household"
 )
 
@@ -22,13 +20,8 @@ func post(t *testing.T, addr string, td ptrace.Traces) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post("http://"+addr+"/v1/traces", "application/json", bytes.NewReader(body))
-	if err != nil {
+	if _, err := e2e.Post(addr, body); err != nil {
 		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /v1/traces: %s", resp.Status)
 	}
 }
 
@@ -36,7 +29,7 @@ func post(t *testing.T, addr string, td ptrace.Traces) {
 // most are warned before it; the safe ones that never leave the stove on are
 // not warned.
 func TestWarningsAndViolationsReachTheLogs(t *testing.T) {
-	sink, err := logsink.Start()
+	sink, err := harness.StartLogSink()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/extension/riskendpoint"
-	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/test/e2e"
+	"github.com/agentguard/agentguard/test/harness"
 )
 
 var householdConfigs = []string{householdConfig, riskEndpointConfig}
@@ -26,7 +26,7 @@ func TestWarningAtTheRiskEndpoint(t *testing.T) {
 	t.Setenv("AGENTGUARD_HOUSEHOLD_MODEL", householdModel)
 	endpoint := e2e.FreeAddr(t)
 	t.Setenv("AGENTGUARD_RISK_ENDPOINT", endpoint)
-	sink, err := logsink.Start()
+	sink, err := harness.StartLogSink()
 	if err != nil {
 		t.Fatal(err)
 	}

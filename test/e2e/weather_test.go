@@ -15,9 +15,9 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/test/e2e"
+	"github.com/agentguard/agentguard/test/harness"
 	"github.com/agentguard/agentguard/test/sim/weather"
 )
 
@@ -36,7 +36,7 @@ func play(t *testing.T, addr string, convs []weather.Conversation) {
 	}
 }
 
-func violations(sink *logsink.Sink) []string {
+func violations(sink *harness.LogSink) []string {
 	var out []string
 	for _, r := range sink.Records() {
 		a := r.Attributes().AsRaw()
@@ -51,7 +51,7 @@ func violations(sink *logsink.Sink) []string {
 // conversation ends (group_timeout after its last turn, shortened here as the
 // demo does: these users do not pause).
 func TestWeakProfileViolationsReachTheLogs(t *testing.T) {
-	sink, err := logsink.Start()
+	sink, err := harness.StartLogSink()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestWeakProfileViolationsReachTheLogs(t *testing.T) {
 }
 
 func TestStrongProfileIsClean(t *testing.T) {
-	sink, err := logsink.Start()
+	sink, err := harness.StartLogSink()
 	if err != nil {
 		t.Fatal(err)
 	}

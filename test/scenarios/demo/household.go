@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"net/http"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/internal/verdictattr"
+	"github.com/agentguard/agentguard/test/harness"
 	"github.com/agentguard/agentguard/test/sim/household"
 )
 
@@ -29,13 +28,8 @@ func post(addr string, eps []household.Episode) error {
 		if err != nil {
 			return err
 		}
-		resp, err := http.Post("http://"+addr+"/v1/traces", "application/json", bytes.NewReader(body))
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("posting %s: %s", ep.ID, resp.Status)
+		if _, err := harness.PostTraces(addr, "application/json", body); err != nil {
+			return fmt.Errorf("posting %s: %w", ep.ID, err)
 		}
 	}
 	return nil

@@ -19,9 +19,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 
-	"github.com/agentguard/agentguard/internal/collectorproc"
-	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/internal/verdictattr"
+	"github.com/agentguard/agentguard/test/harness"
 	"github.com/agentguard/agentguard/test/sim/weather"
 )
 
@@ -59,22 +58,22 @@ type demo struct {
 const settle = 3 * time.Second
 
 func (d demo) run(bin string, configs []string) error {
-	sink, err := logsink.Start()
+	sink, err := harness.StartLogSink()
 	if err != nil {
 		return err
 	}
 	defer sink.Close()
-	addrs, err := collectorproc.FreeAddrs(2)
+	addrs, err := harness.FreeAddrs(2)
 	if err != nil {
 		return err
 	}
 	otlpAddr, metricsAddr := addrs[0], addrs[1]
-	telemetry, err := collectorproc.WriteTelemetryConfig(metricsAddr)
+	telemetry, err := harness.WriteTelemetryConfig(metricsAddr)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(telemetry)
-	col, err := collectorproc.Start(collectorproc.Options{Bin: bin, Configs: append(configs, telemetry), Env: []string{
+	col, err := harness.StartCollector(harness.CollectorOptions{Bin: bin, Configs: append(configs, telemetry), Env: []string{
 		"AGENTGUARD_OTLP_HTTP=" + otlpAddr,
 		"AGENTGUARD_VERDICTS_ENDPOINT=http://" + sink.Addr() + "/v1/logs",
 		"AGENTGUARD_GROUP_TIMEOUT=" + d.groupTimeout.String(),
@@ -115,7 +114,7 @@ func (d demo) run(bin string, configs []string) error {
 }
 
 // orExit adds the collector's own error when it has exited.
-func orExit(c *collectorproc.Process) string {
+func orExit(c *harness.Collector) string {
 	if err := c.Alive(); err != nil {
 		return "\n" + err.Error()
 	}

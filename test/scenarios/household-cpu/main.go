@@ -27,7 +27,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/agentguard/agentguard/internal/collectorproc"
+	"github.com/agentguard/agentguard/test/harness"
 	"github.com/agentguard/agentguard/test/sim/household"
 )
 
@@ -127,12 +127,12 @@ func run(n, senders int, bin string) error {
 // measure runs one configuration and returns the collector's CPU time from
 // the first request sent to the last span exported.
 func measure(bin string, configs []string, sink *sink, requests [][]byte, spans, senders int) (time.Duration, error) {
-	addrs, err := collectorproc.FreeAddrs(1)
+	addrs, err := harness.FreeAddrs(1)
 	if err != nil {
 		return 0, err
 	}
 	otlp := addrs[0]
-	col, err := collectorproc.Start(collectorproc.Options{Bin: bin, Configs: configs,
+	col, err := harness.StartCollector(harness.CollectorOptions{Bin: bin, Configs: configs,
 		Sets: []string{"service::telemetry::metrics::level=none"},
 		Env: []string{"AGENTGUARD_OTLP_HTTP=" + otlp, "AGENTGUARD_SINK=http://" + sink.addr,
 			"AGENTGUARD_VERDICTS_ENDPOINT=http://" + sink.addr + "/v1/logs", "AGENTGUARD_HOUSEHOLD_MODEL=examples/household/model.json"}})

@@ -36,7 +36,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentguard/agentguard/internal/collectorproc"
+	"github.com/agentguard/agentguard/test/harness"
 )
 
 type options struct {
@@ -179,14 +179,14 @@ func playMode(o options, m mode, dir string) ([]*episode, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	addrs, err := collectorproc.FreeAddrs(2)
+	addrs, err := harness.FreeAddrs(2)
 	if err != nil {
 		return nil, err
 	}
 	otlp, risk := addrs[0], addrs[1]
 	// Ready means every pipeline started, and extensions start before them:
 	// the risk endpoint answers.
-	col, err := collectorproc.Start(collectorproc.Options{
+	col, err := harness.StartCollector(harness.CollectorOptions{
 		Bin:     o.collector,
 		Configs: []string{"examples/household/collector.yaml", "examples/household/risk-endpoint.yaml"},
 		Sets: []string{"processors::probguard::threshold=" + strconv.FormatFloat(m.theta, 'g', -1, 64),

@@ -26,8 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentguard/agentguard/internal/collectorproc"
-	"github.com/agentguard/agentguard/internal/logsink"
+	"github.com/agentguard/agentguard/test/harness"
 )
 
 func main() {
@@ -75,19 +74,19 @@ func (o options) run(w io.Writer) (bool, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return false, err
 	}
-	sink, err := logsink.Start()
+	sink, err := harness.StartLogSink()
 	if err != nil {
 		return false, err
 	}
 	defer sink.Close()
-	addrs, err := collectorproc.FreeAddrs(1)
+	addrs, err := harness.FreeAddrs(1)
 	if err != nil {
 		return false, err
 	}
 	addr := addrs[0]
 	// Its own metrics off (their default port may be held), its log
 	// unsampled (the debug exporter's line for every batch is counted).
-	col, err := collectorproc.Start(collectorproc.Options{Bin: o.collector, Configs: []string{o.config},
+	col, err := harness.StartCollector(harness.CollectorOptions{Bin: o.collector, Configs: []string{o.config},
 		Sets: []string{"service::telemetry::metrics::level=none", "service::telemetry::logs::sampling::enabled=false"},
 		Log:  filepath.Join(out, "collector.log"), Env: []string{
 			"AGENTGUARD_OTLP_HTTP=" + addr,
@@ -142,7 +141,7 @@ func (o options) run(w io.Writer) (bool, error) {
 	if err := saveReported(filepath.Join(out, verdictsFile), reported); err != nil {
 		return false, err
 	}
-	if passed, err := collectorproc.SpansPassedOn(col.Log()); err != nil {
+	if passed, err := harness.SpansPassedOn(col.Log()); err != nil {
 		problems = append(problems, "counting the spans the collector passed on: "+err.Error())
 	} else if vs := verdictSpans(reported); passed != len(sent)+vs {
 		problems = append(problems, fmt.Sprintf("the collector passed on %d spans; it took %d and wrote %d verdict spans", passed, len(sent), vs))

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/internal/verdictattr"
+	"github.com/agentguard/agentguard/test/harness"
 )
 
 // verdict is what the collector and check must agree on.
@@ -73,7 +73,7 @@ const verdictSpan = "agentguard verdict"
 
 // fromRecords are temporalcheck's verdicts among the records; those
 // received after stopping are marked shutdown.
-func fromRecords(recs []logsink.Received, stopping time.Time) []reported {
+func fromRecords(recs []harness.Received, stopping time.Time) []reported {
 	var out []reported
 	for _, r := range recs {
 		a := r.Record.Attributes().AsRaw()

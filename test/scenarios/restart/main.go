@@ -11,20 +11,17 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/agentguard/agentguard/internal/collectorproc"
 	"github.com/agentguard/agentguard/internal/fixtures"
-	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/internal/verdictattr"
+	"github.com/agentguard/agentguard/test/harness"
 )
 
 const config = `
@@ -96,7 +93,7 @@ func main() {
 // run plays the first turns into one collector, kills it once it has
 // checkpointed them, and plays the second turns into the next.
 func run(bin string, n int, storage bool) (got, marked int, err error) {
-	sink, err := logsink.Start()
+	sink, err := harness.StartLogSink()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -110,8 +107,8 @@ func run(bin string, n int, storage bool) (got, marked int, err error) {
 	if storage {
 		storageLine = "storage: file_storage/x"
 	}
-	start := func(warmUp string) (*collectorproc.Process, string, error) {
-		addrs, err := collectorproc.FreeAddrs(1)
+	start := func(warmUp string) (*harness.Collector, string, error) {
+		addrs, err := harness.FreeAddrs(1)
 		if err != nil {
 			return nil, "", err
 		}
@@ -120,7 +117,7 @@ func run(bin string, n int, storage bool) (got, marked int, err error) {
 		if err := os.WriteFile(path, fmt.Appendf(nil, config, dir, addr, sink.Addr(), warmUp, storageLine), 0o600); err != nil {
 			return nil, "", err
 		}
-		col, err := collectorproc.Start(collectorproc.Options{Bin: bin, Configs: []string{path},
+		col, err := harness.StartCollector(harness.CollectorOptions{Bin: bin, Configs: []string{path},
 			Log: filepath.Join(dir, "collector-"+warmUp+".log")})
 		return col, addr, err
 	}
@@ -169,13 +166,6 @@ func post(addr string, n, turn int, tool string) error {
 	if err != nil {
 		return err
 	}
-	resp, err := http.Post("http://"+addr+"/v1/traces", "application/json", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST /v1/traces: %s", resp.Status)
-	}
-	return nil
+	_, err = harness.PostTraces(addr, "application/json", body)
+	return err
 }

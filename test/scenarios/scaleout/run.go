@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,9 +13,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 
-	"github.com/agentguard/agentguard/internal/collectorproc"
-	"github.com/agentguard/agentguard/internal/logsink"
 	"github.com/agentguard/agentguard/internal/verdictattr"
+	"github.com/agentguard/agentguard/test/harness"
 	"github.com/agentguard/agentguard/test/sim/weather"
 )
 
@@ -39,18 +36,18 @@ func (o options) run(w io.Writer) (bool, error) {
 	}
 	// Play once, keep the requests: the same bytes go to the tier and to
 	// the single collector, so trace and span IDs agree.
-	rec, err := startTraceSink()
+	rec, err := harness.StartTraceSink()
 	if err != nil {
 		return false, err
 	}
 	convs := weather.Conversations(o.strong, o.weak, o.keeps, o.seed)
-	err = weather.Export(context.Background(), rec.addr, convs, o.baggage)
-	rec.close()
+	err = weather.Export(context.Background(), rec.Addr(), convs, o.baggage)
+	rec.Close()
 	if err != nil {
 		return false, err
 	}
-	reqs := rec.requests()
-	in := spansByTrace(rec.traces())
+	reqs := rec.Requests()
+	in := spansByTrace(rec.Traces())
 	spans := 0
 	for _, n := range in {
 		spans += n
@@ -74,7 +71,7 @@ func (o options) run(w io.Writer) (bool, error) {
 }
 
 // procs are the collectors of one run, stopped together.
-type procs []*collectorproc.Process
+type procs []*harness.Collector
 
 func (ps procs) alive() error {
 	var errs []error
@@ -110,31 +107,31 @@ func (o options) runRouting(w io.Writer, routing string, reqs [][]byte, in map[s
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return false, err
 	}
-	singleSink, err := logsink.Start()
+	singleSink, err := harness.StartLogSink()
 	if err != nil {
 		return false, err
 	}
 	defer singleSink.Close()
-	tierSink, err := logsink.Start()
+	tierSink, err := harness.StartLogSink()
 	if err != nil {
 		return false, err
 	}
 	defer tierSink.Close()
-	kept, err := startTraceSink()
+	kept, err := harness.StartTraceSink()
 	if err != nil {
 		return false, err
 	}
-	defer kept.close()
+	defer kept.Close()
 
-	addrs, err := collectorproc.FreeAddrs(3 + 2*o.backends)
+	addrs, err := harness.FreeAddrs(3 + 2*o.backends)
 	if err != nil {
 		return false, err
 	}
 	var running procs
 	defer func() { running.stop() }()
-	start := func(name string, opt collectorproc.Options) error {
+	start := func(name string, opt harness.CollectorOptions) error {
 		opt.Log = filepath.Join(out, name+".log")
-		p, err := collectorproc.Start(opt)
+		p, err := harness.StartCollector(opt)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -146,16 +143,16 @@ func (o options) runRouting(w io.Writer, routing string, reqs [][]byte, in map[s
 	// its conversation can have come (group_timeout after the trace).
 	decisionWait := o.groupTimeout + settle + time.Second
 	samplerAddr := addrs[0]
-	if err := start("sampler", collectorproc.Options{Bin: o.router, Configs: []string{filepath.Join(o.dir, "sampler.yaml")},
+	if err := start("sampler", harness.CollectorOptions{Bin: o.router, Configs: []string{filepath.Join(o.dir, "sampler.yaml")},
 		Sets: []string{"service::telemetry::metrics::level=none"}, Env: []string{
 			"AGENTGUARD_SAMPLER_OTLP_HTTP=" + samplerAddr,
-			"AGENTGUARD_SAMPLER_EXPORT=" + kept.endpoint(),
+			"AGENTGUARD_SAMPLER_EXPORT=" + kept.Endpoint(),
 			"AGENTGUARD_SAMPLER_WAIT=" + decisionWait.String(),
 			fmt.Sprintf("AGENTGUARD_SAMPLER_PERCENT=%d", o.samplePercent),
 		}}); err != nil {
 		return false, err
 	}
-	agentguardEnv := func(httpAddr string, sink *logsink.Sink) []string {
+	agentguardEnv := func(httpAddr string, sink *harness.LogSink) []string {
 		return []string{"AGENTGUARD_OTLP_HTTP=" + httpAddr, "AGENTGUARD_VERDICTS_ENDPOINT=http://" + sink.Addr() + "/v1/logs",
 			"AGENTGUARD_GROUP_TIMEOUT=" + o.groupTimeout.String(),
 			// No collector ran before these: no conversation began elsewhere,
@@ -169,7 +166,7 @@ func (o options) runRouting(w io.Writer, routing string, reqs [][]byte, in map[s
 		httpAddr, grpcAddr := addrs[3+2*i], addrs[4+2*i]
 		grpcAddrs[i] = grpcAddr
 		name := fmt.Sprintf("agentguard-%d", i+1)
-		if err := start(name, collectorproc.Options{Bin: o.collector, Configs: []string{o.config, filepath.Join(o.dir, "backend.yaml")},
+		if err := start(name, harness.CollectorOptions{Bin: o.collector, Configs: []string{o.config, filepath.Join(o.dir, "backend.yaml")},
 			Sets: sets, Env: append(agentguardEnv(httpAddr, tierSink),
 				"AGENTGUARD_OTLP_GRPC="+grpcAddr, "AGENTGUARD_SAMPLER=http://"+samplerAddr)}); err != nil {
 			return false, err
@@ -177,12 +174,12 @@ func (o options) runRouting(w io.Writer, routing string, reqs [][]byte, in map[s
 		backendLogs[i] = filepath.Join(out, name+".log")
 	}
 	singleAddr := addrs[1]
-	if err := start("single", collectorproc.Options{Bin: o.collector, Configs: []string{o.config}, Sets: sets,
+	if err := start("single", harness.CollectorOptions{Bin: o.collector, Configs: []string{o.config}, Sets: sets,
 		Env: agentguardEnv(singleAddr, singleSink)}); err != nil {
 		return false, err
 	}
 	routerAddr := addrs[2]
-	if err := start("router", collectorproc.Options{Bin: o.router, Configs: routerConfigs,
+	if err := start("router", harness.CollectorOptions{Bin: o.router, Configs: routerConfigs,
 		Sets: []string{"service::telemetry::metrics::level=none"}, Env: []string{
 			"AGENTGUARD_ROUTER_OTLP_HTTP=" + routerAddr,
 			"AGENTGUARD_BACKENDS=[" + strings.Join(grpcAddrs, ", ") + "]",
@@ -206,7 +203,7 @@ func (o options) runRouting(w io.Writer, routing string, reqs [][]byte, in map[s
 	tierSink.WaitQuiet(time.Second, 20*time.Second)
 	// The sampler decides decision_wait after a trace's first span.
 	time.Sleep(time.Until(sent.Add(o.groupTimeout + settle + decisionWait + time.Second)))
-	kept.waitQuiet(time.Second, 20*time.Second)
+	kept.WaitQuiet(time.Second, 20*time.Second)
 	if err := running.alive(); err != nil {
 		return false, err
 	}
@@ -230,7 +227,7 @@ func (o options) runRouting(w io.Writer, routing string, reqs [][]byte, in map[s
 	var loads []string
 	total := 0
 	for i, l := range backendLogs {
-		n, err := collectorproc.SpansPassedOn(l)
+		n, err := harness.SpansPassedOn(l)
 		if err != nil {
 			// A backend given nothing logged no batch: the routing put
 			// everything elsewhere (as on a key most spans lack).
@@ -247,11 +244,11 @@ func (o options) runRouting(w io.Writer, routing string, reqs [][]byte, in map[s
 	if want := spans + verdictSpans(tier); total != want {
 		problems = append(problems, fmt.Sprintf("the tier passed on %d spans; it took %d and wrote %d verdict spans", total, spans, verdictSpans(tier)))
 	}
-	if n, err := collectorproc.SpansPassedOn(filepath.Join(out, "single.log")); err != nil || n != spans+verdictSpans(single) {
+	if n, err := harness.SpansPassedOn(filepath.Join(out, "single.log")); err != nil || n != spans+verdictSpans(single) {
 		problems = append(problems, fmt.Sprintf("the single collector passed on %d spans (%v); it took %d and wrote %d verdict spans", n, err, spans, verdictSpans(single)))
 	}
 
-	s := judgeSampling(in, spansByTrace(kept.traces()), violatingTraces(tier))
+	s := judgeSampling(in, spansByTrace(kept.Traces()), violatingTraces(tier))
 	problems = append(problems, s.problems...)
 
 	fmt.Fprintf(w, "\n%s routing (%s): %d verdicts from the single collector, %d from the tier of %d; spans passed on by each backend: %s\n",
@@ -271,20 +268,14 @@ func (o options) runRouting(w io.Writer, routing string, reqs [][]byte, in map[s
 // an SDK's exporter does.
 func post(addr string, reqs [][]byte) error {
 	for i, b := range reqs {
-		resp, err := http.Post("http://"+addr+"/v1/traces", "application/x-protobuf", bytes.NewReader(b))
-		if err != nil {
-			return err
-		}
-		msg, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("request %d to %s: %s: %s", i+1, addr, resp.Status, msg)
+		if _, err := harness.PostTraces(addr, "application/x-protobuf", b); err != nil {
+			return fmt.Errorf("request %d to %s: %w", i+1, addr, err)
 		}
 	}
 	return nil
 }
 
-func records(s *logsink.Sink) []plog.LogRecord { return s.Records() }
+func records(s *harness.LogSink) []plog.LogRecord { return s.Records() }
 
 // verdictSpans counts the verdict spans the verdicts were written on.
 func verdictSpans(vs []verdict) int {

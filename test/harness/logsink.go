@@ -1,10 +1,7 @@
-// Package logsink is a logs backend on a loopback port: it takes OTLP/HTTP
-// log exports and keeps the records, for the demo and the end-to-end tests.
-package logsink
+package harness
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -13,8 +10,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 )
 
-// Sink receives OTLP/HTTP protobuf log exports.
-type Sink struct {
+// LogSink is a logs backend on a loopback port: it takes OTLP/HTTP
+// (protobuf) log exports, the collector's verdict log records, and keeps the
+// records with when each arrived.
+type LogSink struct {
 	srv  *http.Server
 	addr string
 	mu   sync.Mutex
@@ -29,26 +28,26 @@ type Received struct {
 	At     time.Time
 }
 
-// Start listens on a free loopback port.
-func Start() (*Sink, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s := &Sink{addr: l.Addr().String()}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = s.srv.Serve(l) }()
-	return s, nil
+// StartLogSink listens on a free loopback port.
+func StartLogSink() (*LogSink, error) {
+	s := &LogSink{}
+	var err error
+	s.srv, s.addr, err = serve(s)
+	return s, err
 }
 
-// Addr is host:port; exporters send to http://Addr/v1/logs.
-func (s *Sink) Addr() string { return s.addr }
+// Addr is host:port.
+func (s *LogSink) Addr() string { return s.addr }
+
+// Endpoint is the OTLP/HTTP logs URL, http://Addr/v1/logs: what
+// AGENTGUARD_VERDICTS_ENDPOINT is set to.
+func (s *LogSink) Endpoint() string { return "http://" + s.addr + "/v1/logs" }
 
 // Close stops the server.
-func (s *Sink) Close() error { return s.srv.Close() }
+func (s *LogSink) Close() error { return s.srv.Close() }
 
 // ServeHTTP takes one export request.
-func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *LogSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	req := plogotlp.NewExportRequest()
 	if err == nil {
@@ -78,14 +77,14 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Records are the records received so far.
-func (s *Sink) Records() []plog.LogRecord {
+func (s *LogSink) Records() []plog.LogRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]plog.LogRecord(nil), s.recs...)
 }
 
 // Received are the records received so far, with their arrival times.
-func (s *Sink) Received() []Received {
+func (s *LogSink) Received() []Received {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Received, len(s.recs))
@@ -97,7 +96,7 @@ func (s *Sink) Received() []Received {
 
 // WaitFor waits until n records have come, or until limit; it reports
 // whether they came.
-func (s *Sink) WaitFor(n int, limit time.Duration) bool {
+func (s *LogSink) WaitFor(n int, limit time.Duration) bool {
 	for deadline := time.Now().Add(limit); ; time.Sleep(20 * time.Millisecond) {
 		s.mu.Lock()
 		got := len(s.recs)
@@ -113,15 +112,10 @@ func (s *Sink) WaitFor(n int, limit time.Duration) bool {
 
 // WaitQuiet waits until no record has come for quiet (after a first one),
 // or until limit.
-func (s *Sink) WaitQuiet(quiet, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-		s.mu.Lock()
-		last := s.last
-		s.mu.Unlock()
-		if !last.IsZero() && time.Since(last) > quiet {
-			return
-		}
-	}
+func (s *LogSink) WaitQuiet(quiet, limit time.Duration) { waitQuiet(s.lastArrival, quiet, limit) }
+
+func (s *LogSink) lastArrival() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
 }

@@ -1,0 +1,78 @@
+// Package harness runs the built collectors the scenarios and end-to-end
+// tests drive, in the manner of the collector-contrib testbed: a collector
+// (otelcol-agentguard, or the router of examples/scaleout) started as a
+// process on loopback with free ports, its log in a file, ready when it says
+// so and its exit reported at once in its own words; the data sent to it
+// (PostTraces); and backends that keep what it exported (LogSink for the
+// verdict log records, TraceSink for spans), to be checked afterwards.
+package harness
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// FreeAddrs are n loopback addresses free at once (their listeners are held
+// until all are found, so the n differ).
+func FreeAddrs(n int) ([]string, error) {
+	out := make([]string, 0, n)
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		out = append(out, l.Addr().String())
+	}
+	return out, nil
+}
+
+// PostTraces sends one OTLP/HTTP export request (body, encoded as
+// contentType: application/json or application/x-protobuf) to the receiver
+// at addr, as an SDK's exporter does, and returns when the receiver accepted
+// it: the spans' receipt.
+func PostTraces(addr, contentType string, body []byte) (time.Time, error) {
+	resp, err := http.Post("http://"+addr+"/v1/traces", contentType, bytes.NewReader(body))
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer resp.Body.Close()
+	at := time.Now()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(resp.Body)
+		return at, fmt.Errorf("POST /v1/traces: %s: %s", resp.Status, msg)
+	}
+	return at, nil
+}
+
+// serve serves h on a free loopback port until the server is closed.
+func serve(h http.Handler) (*http.Server, string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return srv, l.Addr().String(), nil
+}
+
+// waitQuiet waits until nothing has come for quiet (after a first arrival;
+// last says when the latest came, zero before any), or until limit.
+func waitQuiet(last func() time.Time, quiet, limit time.Duration) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		if l := last(); !l.IsZero() && time.Since(l) > quiet {
+			return
+		}
+	}
+}
