@@ -242,7 +242,7 @@ type part struct {
 func (s *Stage[G]) checkpoint(ctx context.Context, now time.Time, clean bool) {
 	parts := make([]part, len(s.workers))
 	var done sync.WaitGroup
-	s.dispatch(nil, nil, work{now: now, all: true, done: &done, snapshot: parts})
+	s.dispatch(nil, nil, work[G]{now: now, all: true, done: &done, snapshot: parts})
 	done.Wait()
 	total, size := 0, 0
 	for _, p := range parts {

@@ -70,16 +70,16 @@ func (b *backlog) wait(ctx context.Context, n int64) error {
 // inbox is one worker's work, in order. It is not bounded itself: what
 // enters it is bounded before it (the buffer's max_traces, and admission
 // by the backlog), and the clock's items with nothing to judge are merged.
-type inbox struct {
+type inbox[G any] struct {
 	mu     sync.Mutex
-	items  []work
+	items  []work[G]
 	closed bool
 	ready  chan struct{} // holds a token while items wait
 }
 
-func newInbox() *inbox { return &inbox{ready: make(chan struct{}, 1)} }
+func newInbox[G any]() *inbox[G] { return &inbox[G]{ready: make(chan struct{}, 1)} }
 
-func (q *inbox) put(w work) {
+func (q *inbox[G]) put(w work[G]) {
 	q.mu.Lock()
 	if n := len(q.items); n > 0 && w.onlyClock() && q.items[n-1].onlyClock() {
 		q.items[n-1].now = laterOf(q.items[n-1].now, w.now)
@@ -90,7 +90,7 @@ func (q *inbox) put(w work) {
 	q.signal()
 }
 
-func (q *inbox) signal() {
+func (q *inbox[G]) signal() {
 	select {
 	case q.ready <- struct{}{}:
 	default:
@@ -99,7 +99,7 @@ func (q *inbox) signal() {
 
 // take waits for work and returns all that waits, in order; false once the
 // inbox is closed and empty.
-func (q *inbox) take() ([]work, bool) {
+func (q *inbox[G]) take() ([]work[G], bool) {
 	for {
 		q.mu.Lock()
 		if items := q.items; len(items) > 0 {
@@ -117,7 +117,7 @@ func (q *inbox) take() ([]work, bool) {
 }
 
 // close lets the worker stop once it has taken what waits.
-func (q *inbox) close() {
+func (q *inbox[G]) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()

@@ -49,14 +49,14 @@ func TestBacklogTakesAnOversizeBatchAloneAndRefusesOnCancel(t *testing.T) {
 // judge in a row are one, at the later time, so a stuck worker's inbox does
 // not grow by one item a tick.
 func TestInboxKeepsOrderAndMergesIdleClockItems(t *testing.T) {
-	q := newInbox()
+	q := newInbox[struct{}]()
 	t0 := time.Unix(100, 0)
-	judge := work{now: t0, late: []lateChunk{{key: "a"}}}
+	judge := work[struct{}]{now: t0, late: []lateChunk{{key: "a"}}}
 	q.put(judge)
 	for i := range 50 {
-		q.put(work{now: t0.Add(time.Duration(i) * time.Second), idle: true, all: true})
+		q.put(work[struct{}]{now: t0.Add(time.Duration(i) * time.Second), idle: true, all: true})
 	}
-	q.put(work{now: t0, final: true, idle: true})
+	q.put(work[struct{}]{now: t0, final: true, idle: true})
 	items, ok := q.take()
 	if !ok || len(items) != 3 {
 		t.Fatalf("took %d items (%v), want the chunk, one clock item and the final one", len(items), ok)

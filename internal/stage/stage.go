@@ -218,7 +218,7 @@ func (s *Stage[G]) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 		s.recordHeld(ctx, sh)
 		sh.mu.Unlock()
 	}
-	item := work{now: now}
+	item := work[G]{now: now}
 	var done sync.WaitGroup
 	if s.cfg.OnArrival {
 		// One chunk a group, so that its events in this batch are judged in
@@ -518,7 +518,7 @@ func (s *Stage[G]) tick(now time.Time, wait bool) {
 	s.ensureWorkers()
 	s.tickMu.Lock()
 	defer s.tickMu.Unlock()
-	item := work{now: now, idle: true, all: true}
+	item := work[G]{now: now, idle: true, all: true}
 	var done sync.WaitGroup
 	if wait {
 		item.done = &done
@@ -549,7 +549,7 @@ func (s *Stage[G]) release(take func(*tracebuffer.Buffer) []*tracebuffer.Trace) 
 }
 
 // work is one batch for one worker.
-type work struct {
+type work[G any] struct {
 	traces []released
 	late   []lateChunk
 	now    time.Time
@@ -561,15 +561,18 @@ type work struct {
 	snapshot []part
 	done     *sync.WaitGroup
 	weight   int64 // its spans, as the queue weighs them
+	// query, if set, is all the item is: a question about a group (Ask),
+	// answered on the worker that owns it.
+	query func(*worker[G])
 }
 
 // onlyClock is an item of the clock's with nothing to judge: two of them in
 // a row are one, at the later time.
-func (w *work) onlyClock() bool {
-	return w.idle && !w.final && len(w.traces) == 0 && len(w.late) == 0 && w.done == nil && w.snapshot == nil
+func (w *work[G]) onlyClock() bool {
+	return w.query == nil && w.idle && !w.final && len(w.traces) == 0 && len(w.late) == 0 && w.done == nil && w.snapshot == nil
 }
 
-func (w *work) spans() int64 {
+func (w *work[G]) spans() int64 {
 	n := 0
 	for _, r := range w.traces {
 		n += r.trace.Count
@@ -582,8 +585,8 @@ func (w *work) spans() int64 {
 
 // dispatch hands each worker its share, in order. It does not wait: what it
 // hands over was held already, or was admitted.
-func (s *Stage[G]) dispatch(rs []released, late []lateChunk, template work) {
-	shares := make([]work, len(s.workers))
+func (s *Stage[G]) dispatch(rs []released, late []lateChunk, template work[G]) {
+	shares := make([]work[G], len(s.workers))
 	for _, r := range rs {
 		i := s.workerOf(r.key)
 		shares[i].traces = append(shares[i].traces, r)
@@ -635,7 +638,7 @@ func (s *Stage[G]) Shutdown(ctx context.Context) error {
 		var done sync.WaitGroup
 		now := s.now()
 		s.dispatch(s.release(func(b *tracebuffer.Buffer) []*tracebuffer.Trace { return b.Flush() }), nil,
-			work{now: now, final: s.store == nil, done: &done, all: true})
+			work[G]{now: now, final: s.store == nil, done: &done, all: true})
 		done.Wait()
 		if s.store != nil {
 			s.checkpoint(ctx, now, true)
@@ -679,6 +682,6 @@ func (s *Stage[G]) countErrors(ctx context.Context, errs events.Errors) {
 func (s *Stage[G]) Sync() {
 	s.ensureWorkers()
 	var done sync.WaitGroup
-	s.dispatch(nil, nil, work{all: true, done: &done})
+	s.dispatch(nil, nil, work[G]{all: true, done: &done})
 	done.Wait()
 }

@@ -22,7 +22,7 @@ import (
 type worker[G any] struct {
 	s         *Stage[G]
 	src       *events.Source
-	in        *inbox
+	in        *inbox[G]
 	stopped   chan struct{}
 	groups    *Recent[*group[G]]
 	maxGroups int
@@ -56,7 +56,7 @@ const (
 
 func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups int) *worker[G] {
 	return &worker[G]{
-		s: s, src: src, in: newInbox(), stopped: make(chan struct{}),
+		s: s, src: src, in: newInbox[G](), stopped: make(chan struct{}),
 		groups: NewRecent[*group[G]](), maxGroups: maxGroups, tally: s.watch.newTally(), services: map[string]*string{},
 		forgotten: newForgotten(maxGroups), index: int(seed),
 		verdicts: verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
@@ -87,7 +87,11 @@ type batch struct {
 	lastEvent map[string]ptrace.Span
 }
 
-func (w *worker[G]) do(item work) {
+func (w *worker[G]) do(item work[G]) {
+	if item.query != nil {
+		item.query(w)
+		return
+	}
 	ctx := context.Background()
 	b := batch{out: ptrace.NewTraces(), lastEvent: map[string]ptrace.Span{}}
 	for _, r := range item.traces {

@@ -60,7 +60,7 @@ func (r *Runner) RestoreGroup(data []byte) (*Group, error) {
 		prev = t
 		g.events = append(g.events, eventInfo{name, t, bits})
 		for m := range g.monitors {
-			g.monitors[m].Step(texpr.Event{Bits: bits, Time: t, Ref: len(g.events) - 1})
+			g.monitors[m].Replay(texpr.Event{Bits: bits, Time: t, Ref: len(g.events) - 1})
 		}
 	}
 	if err := rd.End("events"); err != nil {

@@ -148,16 +148,17 @@ type root struct {
 // Monitor runs one assertion over a sequence of events, one event at a time.
 // It is not safe for concurrent use.
 type Monitor struct {
-	a        *Assertion // its compiled expression is a.prog
-	mach     machine
-	roots    []root
-	dm       *dictState // capture mode (captures.go); nil otherwise
-	hist     []stored   // events from cycle base on: what a replay may need
-	base     int
-	cycle    int
-	verdicts []Verdict
-	errors   int32 // with finished, one word: a monitor is kept per assertion per open group
-	finished bool  // Finish ran: the next Step starts a new sequence
+	a         *Assertion // its compiled expression is a.prog
+	mach      machine
+	roots     []root
+	dm        *dictState // capture mode (captures.go); nil otherwise
+	hist      []stored   // events from cycle base on: what a replay may need
+	base      int
+	cycle     int
+	verdicts  []Verdict
+	errors    int32 // with finished and replaying, one word: a monitor is kept per assertion per open group
+	finished  bool  // Finish ran: the next Step starts a new sequence
+	replaying bool  // Replay: verdicts are decided without their trees
 }
 
 // NewMonitor returns a monitor for a. Its expression may use at most
@@ -192,6 +193,32 @@ func (m *Monitor) init(a *Assertion) {
 		a.dict = UsesCaptures(a.Expr, a.Captures)
 	}
 	*m = Monitor{a: a, base: 1}
+}
+
+// Replay steps the monitor by an event whose verdicts were reported
+// before, as Step does but without building their trees: rebuilding a
+// monitor from its history costs no explanation nobody reads.
+func (m *Monitor) Replay(ev Event) {
+	m.replaying = true
+	m.Step(ev)
+	m.replaying = false
+}
+
+// Reset starts the monitor again on its assertion, as Init does, keeping
+// its buffers and its machine's free evaluations: a scratch monitor replayed
+// again and again then allocates nothing once warm. A monitor in capture
+// mode keeps nothing.
+func (m *Monitor) Reset() {
+	a := m.a
+	if m.dm != nil || a.dict {
+		m.init(a)
+		return
+	}
+	for _, r := range m.roots {
+		r.eval.free(&m.mach)
+	}
+	clear(m.roots)
+	*m = Monitor{a: a, base: 1, mach: machine{pools: m.mach.pools}, roots: m.roots[:0], hist: m.hist[:0], verdicts: m.verdicts[:0]}
 }
 
 // Cycle is the number of events consumed since the last Finish.
@@ -351,7 +378,7 @@ func (m *Monitor) decided(v Verdict, trees []*Record) {
 }
 
 func (m *Monitor) wantsTree(v Verdict) bool {
-	return v.Kind != Pending && v.Kind != Error && (m.a.Trees == TreesAll || (m.a.Trees == TreesViolations && v.Violation))
+	return !m.replaying && v.Kind != Pending && v.Kind != Error && (m.a.Trees == TreesAll || (m.a.Trees == TreesViolations && v.Violation))
 }
 
 // emit reports a verdict with its trees: the given ones (capture mode builds

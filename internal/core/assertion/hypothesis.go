@@ -1,0 +1,70 @@
+package assertion
+
+import "github.com/agentguard/agentguard/internal/core/texpr"
+
+// A question before an action ("may the agent do this now?") is answered by
+// stepping the action's events through copies of a group's monitors. The
+// monitors are deterministic, so replaying the group's events (which it
+// keeps for explanations anyway) into a scratch group rebuilds them exactly,
+// as a checkpoint's restore does; the group itself is never stepped.
+
+// NewScratch is a group to answer questions in, reused from one question to
+// the next by one goroutine: once warm, a replay allocates nothing.
+func (r *Runner) NewScratch() *Group { return r.NewGroup() }
+
+// Hypothesis is what a group's next events would decide.
+type Hypothesis struct {
+	// Verdicts are the verdicts the events would decide, each on its
+	// event's span (which the caller made for the question).
+	Verdicts []Verdict
+	// Unreplayable are the assertions over capture predicates, whose
+	// bindings a replay of the group's bits cannot rebuild: they are not
+	// asked.
+	Unreplayable []*Compiled
+}
+
+// WouldDecide answers what evs, as the next events of group g (nil: a group
+// not begun), would decide, replaying g into scratch; g does not change.
+func (r *Runner) WouldDecide(key string, g, scratch *Group, evs []Event) Hypothesis {
+	var h Hypothesis
+	scratch.events = scratch.events[:0]
+	for i := range scratch.monitors {
+		scratch.monitors[i].Reset()
+	}
+	if g != nil {
+		for _, ev := range g.events {
+			scratch.events = append(scratch.events, ev)
+			for i := range scratch.monitors {
+				if r.replayable(i) {
+					scratch.monitors[i].Replay(texpr.Event{Bits: ev.bits, Time: ev.time, Ref: len(scratch.events) - 1})
+				}
+			}
+		}
+	}
+	for _, v := range r.Step(key, scratch, evs) {
+		if r.replayable(r.index(v.Assertion)) {
+			h.Verdicts = append(h.Verdicts, v)
+		}
+	}
+	for i := range r.assertions {
+		if !r.replayable(i) {
+			h.Unreplayable = append(h.Unreplayable, &r.assertions[i])
+		}
+	}
+	return h
+}
+
+func (r *Runner) replayable(i int) bool {
+	a := &r.assertions[i].Spec
+	return !texpr.UsesCaptures(a.Expr, a.Captures)
+}
+
+// index is the position of one of the runner's own assertions.
+func (r *Runner) index(a *Compiled) int {
+	for i := range r.assertions {
+		if &r.assertions[i] == a {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,85 @@
+package stage
+
+import (
+	"context"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/core/sequence"
+)
+
+// Hypothesis is what a question about one group sees on the worker that
+// owns it: the group's state as judged so far, and the events a proposed
+// action would be, classified by the same predicates as the spans, from the
+// group's latches. Nothing of it may be kept: the state goes on changing
+// once the question is answered.
+type Hypothesis[G any] struct {
+	// Open is false for a group the stage does not hold (never seen, or
+	// ended): State is then the zero G, and Events are classified from a new
+	// group's latches.
+	Open    bool
+	State   G
+	History History
+	// Events are the proposed action's events (none when no predicate's
+	// events condition selects it); Matched names the predicates that hold
+	// at them.
+	Events  []sequence.Event
+	Matched []string
+}
+
+// Ask classifies action as the next spans of group key and calls answer
+// with what it would be, on the worker that owns the group, after the work
+// handed to that worker before it, so that the answer covers every span
+// taken in before. Neither the group's state nor its latches change: the
+// action is classified from a copy of them, and answer must only read. Ask
+// returns ctx's error if it ends first (answer may still run later).
+func (s *Stage[G]) Ask(ctx context.Context, key string, action ptrace.Traces, answer func(Hypothesis[G])) error {
+	s.ensureWorkers()
+	done := make(chan struct{})
+	q := func(w *worker[G]) {
+		defer close(done)
+		answer(w.hypothesis(key, action))
+	}
+	i := s.workerOf(key)
+	s.workers[i].in.put(work[G]{query: q})
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// hypothesis classifies action for group key, as the worker would judge it
+// next, without changing the group.
+func (w *worker[G]) hypothesis(key string, action ptrace.Traces) Hypothesis[G] {
+	var h Hypothesis[G]
+	latch := w.src.NewLatch()
+	if g, ok := w.groups.Get(key); ok {
+		h.Open, h.State, h.History, latch = true, g.state, g.history, g.latch
+		if g.service != nil {
+			setService(action, *g.service)
+		}
+	}
+	h.Events, _ = w.src.Extract(action, &latch) // an OTTL error makes its predicate false, as live
+	names := w.src.Names()
+	for _, ev := range h.Events {
+		for i, name := range names {
+			if ev.Bits&(1<<uint(i)) != 0 {
+				h.Matched = append(h.Matched, name)
+			}
+		}
+	}
+	return h
+}
+
+// setService gives the action's resources the group's service.name, where
+// they have none: a predicate or events condition may read it.
+func setService(td ptrace.Traces, service string) {
+	for _, rs := range td.ResourceSpans().All() {
+		attrs := rs.Resource().Attributes()
+		if _, ok := attrs.Get("service.name"); !ok {
+			attrs.PutStr("service.name", service)
+		}
+	}
+}
