@@ -2,6 +2,8 @@ package riskendpoint
 
 import (
 	"errors"
+	"fmt"
+	"time"
 
 	"go.opentelemetry.io/collector/config/confighttp"
 )
@@ -10,22 +12,44 @@ import (
 // confighttp offers (TLS, the collector's auth extensions, CORS, timeouts).
 type Config struct {
 	confighttp.ServerConfig `mapstructure:",squash"`
+	// MaxWait bounds how long a decision waits for each processor's answer
+	// (default 200ms); past it the answer is stale.
+	MaxWait time.Duration `mapstructure:"max_wait"`
+	// OnStale is the decision a stale answer gives: allow (default: an agent
+	// is not stopped by a slow collector) or deny.
+	OnStale string `mapstructure:"on_stale"`
+	// OnUnknown is the decision for a group no processor holds (never seen,
+	// or ended): allow (default) or deny.
+	OnUnknown string `mapstructure:"on_unknown"`
 }
 
 // defaultEndpoint is loopback only: the agents asking usually run beside
 // the collector, and a wider listener should be a choice, with TLS and auth.
 const defaultEndpoint = "localhost:4320"
 
+// defaultMaxBody caps a request body: a question is one action, a few KB.
+const defaultMaxBody = 64 << 10
+
 func createDefaultConfig() *Config {
 	server := confighttp.NewDefaultServerConfig()
 	server.NetAddr.Endpoint = defaultEndpoint
-	return &Config{ServerConfig: server}
+	server.MaxRequestBodySize = defaultMaxBody
+	return &Config{ServerConfig: server, MaxWait: 200 * time.Millisecond, OnStale: Allow, OnUnknown: Allow}
 }
 
 // Validate checks what the server needs before it can listen.
 func (c *Config) Validate() error {
+	var errs []error
 	if c.NetAddr.Endpoint == "" {
-		return errors.New("endpoint: required (host:port to listen on, e.g. " + defaultEndpoint + ")")
+		errs = append(errs, errors.New("endpoint: required (host:port to listen on, e.g. "+defaultEndpoint+")"))
 	}
-	return nil
+	if c.MaxWait <= 0 {
+		errs = append(errs, fmt.Errorf("max_wait: must be a positive duration, got %v", c.MaxWait))
+	}
+	for field, v := range map[string]string{"on_stale": c.OnStale, "on_unknown": c.OnUnknown} {
+		if v != Allow && v != Deny {
+			errs = append(errs, fmt.Errorf("%s: unknown value %q: valid values are %q and %q", field, v, Allow, Deny))
+		}
+	}
+	return errors.Join(errs...)
 }

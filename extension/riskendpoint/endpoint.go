@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -24,13 +25,17 @@ const groupsPath = "/v1/groups/"
 // server that reads it.
 type endpoint struct {
 	*board
+	deciders
 	cfg     *Config
 	set     component.TelemetrySettings
 	server  *http.Server
 	stopped chan struct{}
 }
 
-var _ Board = (*endpoint)(nil)
+var (
+	_ Board    = (*endpoint)(nil)
+	_ Registry = (*endpoint)(nil)
+)
 
 func newEndpoint(cfg *Config, set component.TelemetrySettings) *endpoint {
 	return &endpoint{board: newBoard(), cfg: cfg, set: set}
@@ -88,10 +93,14 @@ type problem struct {
 }
 
 func (e *endpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if group, ok := decisionGroup(r.URL); ok {
+		e.serveDecision(w, r, group)
+		return
+	}
 	group, ok := strings.CutPrefix(r.URL.Path, groupsPath)
 	switch {
 	case !ok:
-		reply(w, http.StatusNotFound, problem{fmt.Sprintf("no such path %q: ask GET %s{group}", r.URL.Path, groupsPath)})
+		reply(w, http.StatusNotFound, problem{fmt.Sprintf("no such path %q: ask GET %s{group} or POST %s{group}%s", r.URL.Path, groupsPath, groupsPath, decisionsSuffix)})
 		return
 	case r.Method != http.MethodGet:
 		w.Header().Set("Allow", http.MethodGet)
@@ -113,6 +122,22 @@ func (e *endpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			TraceID: d.TraceID.String(), SpanID: d.SpanID.String(), DecidedAt: d.At.UTC(), History: d.History,
 		})
 	}
+}
+
+// decisionGroup is the group of a decision's URL, read from the path as
+// sent, so that a key's own percent-encoded slashes are not taken for the
+// path's: /v1/groups/a%2Fdecisions is group "a/decisions", a GET.
+func decisionGroup(u *url.URL) (string, bool) {
+	raw, ok := strings.CutPrefix(u.EscapedPath(), groupsPath)
+	if !ok {
+		return "", false
+	}
+	raw, ok = strings.CutSuffix(raw, decisionsSuffix)
+	if !ok || raw == "" {
+		return "", false
+	}
+	group, err := url.PathUnescape(raw)
+	return group, err == nil
 }
 
 func reply(w http.ResponseWriter, status int, body any) {

@@ -43,6 +43,12 @@ func stoveGuard(t *testing.T) *guard.Guard {
 // loopback port, until the test ends; it returns its board and base URL.
 func startEndpoint(t *testing.T) (Board, string) {
 	t.Helper()
+	return startEndpointWith(t, nil)
+}
+
+// startEndpointWith is startEndpoint with its configuration changed first.
+func startEndpointWith(t *testing.T, change func(*Config)) (Board, string) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +57,9 @@ func startEndpoint(t *testing.T) (Board, string) {
 	l.Close()
 	cfg := createDefaultConfig()
 	cfg.NetAddr.Endpoint = addr
+	if change != nil {
+		change(cfg)
+	}
 	ext, err := NewFactory().Create(context.Background(), extensiontest.NewNopSettings(metadata.Type), cfg)
 	if err != nil {
 		t.Fatal(err)

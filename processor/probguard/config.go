@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 
+	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/internal/core/dtmc"
 	"github.com/agentguard/agentguard/internal/core/formula"
 	"github.com/agentguard/agentguard/internal/core/guard"
@@ -56,6 +57,10 @@ type Config struct {
 	// in service::extensions) that each decision is published to, so that
 	// agents can ask for their group's latest one. Unset: none.
 	RiskEndpoint *component.ID `mapstructure:"risk_endpoint"`
+	// Enforce is what an action asked about at the risk endpoint means when
+	// the state it leads to is a risk, the unsafe state, or (unknown_state:
+	// alert) a state the model never saw: deny, warn (default) or off.
+	Enforce string `mapstructure:"enforce"`
 
 	// Score: on_arrival (default) scores each batch of spans as it arrives,
 	// once its trace's group is known; when_complete holds each trace until
@@ -129,6 +134,7 @@ func createDefaultConfig() *Config {
 			WarnUnheldAfter:    1000,
 			CheckpointInterval: 10 * time.Second,
 		},
+		Enforce:      assertion.EnforceWarn,
 		Score:        ScoreOnArrival,
 		Property:     Property{Kind: dtmc.AlwaysSafe},
 		Threshold:    0.7,
@@ -162,6 +168,9 @@ func (c *Config) validateShape() error {
 	}
 	if len(c.Predicates) > dtmc.MaxPredicates {
 		errs = append(errs, fmt.Errorf("predicates: %d declared, at most %d", len(c.Predicates), dtmc.MaxPredicates))
+	}
+	if !slices.Contains([]string{assertion.EnforceDeny, assertion.EnforceWarn, assertion.EnforceOff}, c.Enforce) {
+		errs = append(errs, fmt.Errorf("enforce: unknown value %q: valid values are %q, %q and %q", c.Enforce, assertion.EnforceDeny, assertion.EnforceWarn, assertion.EnforceOff))
 	}
 	if c.Score != ScoreOnArrival && c.Score != ScoreWhenComplete {
 		errs = append(errs, fmt.Errorf("score: unknown value %q: valid values are %q and %q", c.Score, ScoreOnArrival, ScoreWhenComplete))

@@ -39,13 +39,15 @@ type probProcessor struct {
 	// scoring path reads it without a lock. nil: learning only.
 	served atomic.Pointer[servedModel]
 	// board is the risk endpoint each decision is published to (nil: none),
-	// found at Start.
-	board riskendpoint.Board
+	// found at Start; unregister stops its questions (decide.go).
+	board      riskendpoint.Board
+	unregister func()
 	// mu guards the learner, which every worker counts into.
 	mu      sync.Mutex
 	learner *onlineLearner // nil without learn
 
 	fingerprint string // of what a group's saved state depends on
+	id          component.ID
 }
 
 // group is one open group's state: its run through the guard, its path
@@ -62,7 +64,7 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 	if err != nil {
 		return nil, err
 	}
-	p := &probProcessor{cfg: cfg, logger: set.Logger, tel: tel, now: time.Now, attrs: newMetricAttrs(cfg), fingerprint: fp}
+	p := &probProcessor{cfg: cfg, logger: set.Logger, tel: tel, now: time.Now, attrs: newMetricAttrs(cfg), fingerprint: fp, id: id}
 	if cfg.Model != "" {
 		served, err := loadServed(cfg)
 		if err != nil {
@@ -113,6 +115,9 @@ func (p *probProcessor) Start(ctx context.Context, host component.Host) error {
 		if p.board, ok = ext.(riskendpoint.Board); !ok {
 			return fmt.Errorf("risk_endpoint: extension %q is not a riskendpoint (it is a %s)", id, id.Type())
 		}
+		if registry, ok := ext.(riskendpoint.Registry); ok {
+			p.unregister = registry.Register(p.id.String(), p)
+		}
 	}
 	if served := p.served.Load(); served != nil {
 		p.recordPAC(ctx, served.guard.Model(), metadata.ModelServed)
@@ -123,6 +128,9 @@ func (p *probProcessor) Start(ctx context.Context, host component.Host) error {
 // Shutdown scores everything held, ends every group and writes the learned
 // model a last time.
 func (p *probProcessor) Shutdown(ctx context.Context) error {
+	if p.unregister != nil {
+		p.unregister()
+	}
 	err := p.Stage.Shutdown(ctx)
 	p.maybeLearn(ctx, true)
 	return err

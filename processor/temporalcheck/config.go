@@ -1,6 +1,7 @@
 package temporalcheck
 
 import (
+	"go.opentelemetry.io/collector/component"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -48,6 +49,10 @@ type Config struct {
 	// MaxThreads caps the live evaluations of one assertion in one group
 	// (default 100000); past it they are abandoned with an error verdict.
 	MaxThreads int `mapstructure:"max_threads"`
+	// RiskEndpoint is the component ID of a riskendpoint extension (listed
+	// in service::extensions) that asks this processor's assertions before
+	// an agent acts: what the proposed action would decide. Unset: none.
+	RiskEndpoint *component.ID `mapstructure:"risk_endpoint"`
 }
 
 func createDefaultConfig() *Config {

@@ -19,8 +19,6 @@ import (
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
 
-// temporalProcessor is the holding stage with the assertions as its evaluator.
-type temporalProcessor = stage.Stage[*assertion.Group]
 
 // checker runs the assertions over each group's events and annotates the
 // spans that decide a violation (or every verdict, with report: all). It is
@@ -86,7 +84,7 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 		return nil, err
 	}
 	c.warnings = s.Warnings
-	return s, nil
+	return &temporalProcessor{Stage: s, c: c, id: id}, nil
 }
 
 // Open is a new group's monitors.
@@ -94,13 +92,19 @@ func (c *checker) Open(string) *assertion.Group { return c.runner.NewGroup() }
 
 // Events runs the group's next events through its monitors.
 func (c *checker) Events(ctx context.Context, key string, g *assertion.Group, h stage.History, seq []sequence.Event) {
+	evs := assertionEvents(seq)
+	c.countTriggers(ctx, evs, g.Len())
+	c.tel.EventsPerGroup.Record(ctx, int64(len(evs)))
+	c.report(ctx, c.runner.Step(key, g, evs), h, nil)
+}
+
+// assertionEvents are a group's events as the runner takes them.
+func assertionEvents(seq []sequence.Event) []assertion.Event {
 	evs := make([]assertion.Event, len(seq))
 	for i, ev := range seq {
 		evs[i] = assertion.Event{Bits: ev.Bits, Time: int64(ev.Start), Name: predicate.Describe(ev.Span), Span: ev.Span, Captures: ev.Captures}
 	}
-	c.countTriggers(ctx, evs, g.Len())
-	c.tel.EventsPerGroup.Record(ctx, int64(len(evs)))
-	c.report(ctx, c.runner.Step(key, g, evs), h, nil)
+	return evs
 }
 
 // verdictAttr is the verdict counter's attribute set of a verdict.

@@ -5,6 +5,7 @@
 package assertion
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -32,11 +33,23 @@ type Config struct {
 	// OnEnd says what an evaluation still waiting when its group ends means:
 	// inconclusive (default, PENDING), fail (a violation), or ignore.
 	OnEnd string `mapstructure:"on_end"`
+	// Enforce is what a violation this assertion would decide means to an
+	// agent asking before it acts (the risk endpoint's decisions): deny,
+	// warn (default) or off. It changes no verdict, so a checkpoint does
+	// not depend on it.
+	Enforce string `mapstructure:"enforce" json:"-"`
 	// Pattern holds every other key: one names a pattern of the library, its
 	// value the parameters (never_after: {x: readSecret, y: network}). The
 	// pattern's expansion sets the kind, the expression and on_end.
 	Pattern map[string]any `mapstructure:",remain"`
 }
+
+// The values of enforce.
+const (
+	EnforceDeny = "deny"
+	EnforceWarn = "warn"
+	EnforceOff  = "off"
+)
 
 // Compiled is an assertion ready to run.
 type Compiled struct {
@@ -48,6 +61,8 @@ type Compiled struct {
 	Pattern string
 	Meaning string
 	Spec    texpr.Assertion
+	// Enforce is Config.Enforce, warn when not set.
+	Enforce string
 	// Predicates are the declared predicates in bit order, for explanations.
 	Predicates []string
 }
@@ -111,11 +126,15 @@ func compileOne(c Config, predicates []string, maxThreads int) (Compiled, error)
 	if err != nil {
 		return Compiled{}, fmt.Errorf("on_end: %w", err)
 	}
+	enforce := cmp.Or(c.Enforce, EnforceWarn)
+	if !slices.Contains([]string{EnforceDeny, EnforceWarn, EnforceOff}, enforce) {
+		return Compiled{}, fmt.Errorf("enforce: unknown value %q: valid values are %q, %q and %q", c.Enforce, EnforceDeny, EnforceWarn, EnforceOff)
+	}
 	e, err := texpr.Parse(src, predicates)
 	if err != nil {
 		return Compiled{}, fmt.Errorf("%s: %q: %w", kind, src, err)
 	}
-	out := Compiled{Name: c.Name, Kind: kind, Expression: src, Spec: texpr.Assertion{
+	out := Compiled{Name: c.Name, Kind: kind, Expression: src, Enforce: enforce, Spec: texpr.Assertion{
 		Expr: e, Never: kind == "never", Anchored: kind == "initially", OnEnd: policy, MaxThreads: maxThreads, Trees: texpr.TreesViolations,
 	}}
 	if pat.Name != "" {

@@ -1,0 +1,176 @@
+package riskendpoint
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// recordingDecider answers from a table and records the action spans it was
+// asked about.
+type recordingDecider struct {
+	mu     sync.Mutex
+	open   bool
+	answer Answer
+	delay  time.Duration
+	asked  []ptrace.Span
+	groups []string
+}
+
+func (d *recordingDecider) Decide(ctx context.Context, group string, action ptrace.Traces) (Answer, error) {
+	d.mu.Lock()
+	d.asked = append(d.asked, action.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0))
+	d.groups = append(d.groups, group)
+	d.mu.Unlock()
+	select {
+	case <-time.After(d.delay):
+	case <-ctx.Done():
+		return Answer{}, ctx.Err()
+	}
+	a := d.answer
+	a.Open = d.open
+	return a, nil
+}
+
+func post(t *testing.T, url, body string) (int, DecisionResponse, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var raw json.RawMessage
+	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil {
+		t.Fatal(err)
+	}
+	var d DecisionResponse
+	_ = json.Unmarshal(raw, &d)
+	return resp.StatusCode, d, string(raw)
+}
+
+func startDecisions(t *testing.T, cfgChange func(*Config)) (*endpoint, string) {
+	t.Helper()
+	b, url := startEndpointWith(t, cfgChange)
+	return b.(*endpoint), url
+}
+
+func TestDecisionJoinsTheProcessorsAnswers(t *testing.T) {
+	e, url := startDecisions(t, nil)
+	p := 0.31
+	te := &recordingDecider{open: true, answer: Answer{Events: 3, Matched: []string{"xferToGreeting"},
+		Reasons: []Reason{{Processor: "temporalcheck", Assertion: "te1", Effect: Deny, Explanation: "expected sayHello"}}}}
+	pg := &recordingDecider{open: true, answer: Answer{Events: 3, History: "partial", Matched: []string{"away"},
+		Reasons: []Reason{{Processor: "probguard", PSafe: &p, Effect: Warn, Explanation: "P(stay safe) = 0.31 < 0.7"}}}}
+	defer e.Register("temporalcheck", te)()
+	defer e.Register("probguard", pg)()
+	status, d, raw := post(t, url+"/v1/groups/conv%2F1/decisions", `{"action": {"transfer_to": "greeting_agent"}}`)
+	if status != http.StatusOK || d.Decision != Deny || len(d.Reasons) != 2 || d.Group == nil || *d.Group != "conv/1" ||
+		d.Event != 4 || d.History != "partial" || strings.Join(d.Matched, ",") != "away,xferToGreeting" || d.Stale {
+		t.Fatalf("status %d: %s", status, raw)
+	}
+	span := te.asked[0]
+	if to, _ := span.Attributes().Get("gen_ai.handoff.to_agent"); to.Str() != "greeting_agent" || te.groups[0] != "conv/1" {
+		t.Errorf("the transfer was asked as %v for %q", span.Attributes().AsRaw(), te.groups[0])
+	}
+}
+
+// An action no predicate reads is allowed, with nothing matched; a group
+// no processor holds is allowed with a null group and the reason, or
+// denied under on_unknown: deny.
+func TestDecisionOnNothingAndOnUnknownGroups(t *testing.T) {
+	for _, onUnknown := range []string{Allow, Deny} {
+		e, url := startDecisions(t, func(c *Config) { c.OnUnknown = onUnknown })
+		open := &recordingDecider{open: true}
+		unregister := e.Register("temporalcheck", open)
+		status, d, raw := post(t, url+"/v1/groups/g/decisions", `{"action": {"tool": "get_weather", "arguments": {"city": "Paris"}}}`)
+		if status != http.StatusOK || d.Decision != Allow || len(d.Reasons) != 0 || len(d.Matched) != 0 || !strings.Contains(raw, `"matched":[]`) {
+			t.Errorf("an open group, nothing matched: %d %s", status, raw)
+		}
+		if args, _ := open.asked[0].Attributes().Get("gen_ai.tool.call.arguments"); args.Str() != `{"city":"Paris"}` {
+			t.Errorf("arguments asked as %q", args.Str())
+		}
+		unregister()
+		defer e.Register("temporalcheck", &recordingDecider{})()
+		status, d, raw = post(t, url+"/v1/groups/g/decisions", `{"action": {"tool": "get_weather"}}`)
+		if status != http.StatusOK || d.Decision != onUnknown || d.Group != nil || !strings.Contains(raw, `"group":null`) ||
+			len(d.Reasons) != 1 || !strings.Contains(d.Reasons[0].Explanation, `no processor holds group "g"`) {
+			t.Errorf("on_unknown %s: %d %s", onUnknown, status, raw)
+		}
+	}
+}
+
+// A processor that does not answer within max_wait makes the answer stale,
+// and the decision follows on_stale.
+func TestStaleAnswerFollowsOnStale(t *testing.T) {
+	for _, onStale := range []string{Allow, Deny} {
+		e, url := startDecisions(t, func(c *Config) { c.MaxWait, c.OnStale = 20*time.Millisecond, onStale })
+		defer e.Register("probguard", &recordingDecider{open: true, delay: time.Second})()
+		start := time.Now()
+		status, d, raw := post(t, url+"/v1/groups/g/decisions", `{"action": {"tool": "x"}}`)
+		if status != http.StatusOK || !d.Stale || d.Decision != onStale || time.Since(start) > 900*time.Millisecond {
+			t.Errorf("on_stale %s: %d %s after %v", onStale, status, raw, time.Since(start))
+		}
+	}
+}
+
+// Bad input gets a clear refusal, and no processor is asked.
+func TestDecisionRefusals(t *testing.T) {
+	e, url := startDecisions(t, func(c *Config) { c.MaxRequestBodySize = 1 << 10 })
+	d := &recordingDecider{open: true}
+	defer e.Register("temporalcheck", d)()
+	for _, tc := range []struct {
+		body   string
+		status int
+		want   string
+	}{
+		{`{"action": {"tool": "x"`, 400, "body: unexpected EOF"},
+		{`{"action": {"tool": "x", "args": {}}}`, 400, `unknown field \"args\"`},
+		{`{"action": {"tool": "x"}, "after_span_id": "5ab1"}`, 400, `unknown field \"after_span_id\"`},
+		{`{}`, 400, "action: required"},
+		{`{"action": {}}`, 400, "give exactly one of tool, transfer_to and span, got 0"},
+		{`{"action": {"tool": "x", "transfer_to": "y"}}`, 400, "got 2"},
+		{`{"action": {"transfer_to": "y", "arguments": {}}}`, 400, "arguments go with tool"},
+		{`{"action": {"tool": "x", "arguments": [1]}}`, 400, "arguments must be a JSON object"},
+		{`{"action": {"span": {"name": 3}}}`, 400, "not an OTLP/JSON span"},
+		{`{"action": {"tool": "x"}} {}`, 400, "more follows it"},
+		{`{"action": {"tool": "` + strings.Repeat("x", 2000) + `"}}`, 413, "larger than max_request_body_size"},
+	} {
+		status, _, raw := post(t, url+"/v1/groups/g/decisions", tc.body)
+		if status != tc.status || !strings.Contains(raw, tc.want) {
+			t.Errorf("%.60s: %d %s, want %d and %q", tc.body, status, raw, tc.status, tc.want)
+		}
+	}
+	if len(d.asked) != 0 {
+		t.Errorf("%d refused questions reached a processor", len(d.asked))
+	}
+	if status, _, raw := get(t, http.MethodGet, url+"/v1/groups/g/decisions"); status != http.StatusMethodNotAllowed {
+		t.Errorf("GET of a decision: %d %s", status, raw)
+	}
+}
+
+// A span given as the action is asked as it is.
+func TestDecisionOnAGivenSpan(t *testing.T) {
+	e, url := startDecisions(t, nil)
+	d := &recordingDecider{open: true}
+	defer e.Register("temporalcheck", d)()
+	status, _, raw := post(t, url+"/v1/groups/g/decisions",
+		`{"action": {"span": {"name": "handoff to weather_agent", "attributes": [{"key": "gen_ai.handoff.to_agent", "value": {"stringValue": "weather_agent"}}]}}}`)
+	if status != http.StatusOK || d.asked[0].Name() != "handoff to weather_agent" {
+		t.Fatalf("%d %s", status, raw)
+	}
+}
+
+// Without a processor to answer, a decision is refused, saying what to set.
+func TestDecisionWithoutProcessors(t *testing.T) {
+	_, url := startDecisions(t, nil)
+	status, _, raw := post(t, url+"/v1/groups/g/decisions", `{"action": {"tool": "x"}}`)
+	if status != http.StatusServiceUnavailable || !strings.Contains(raw, "set risk_endpoint") {
+		t.Errorf("%d %s", status, raw)
+	}
+}

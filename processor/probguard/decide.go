@@ -1,0 +1,53 @@
+package probguard
+
+import (
+	"context"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/extension/riskendpoint"
+	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/core/guard"
+	"github.com/agentguard/agentguard/internal/stage"
+)
+
+// Decide answers what action would mean as the group's next events: the
+// state it leads to, scored from a copy of the group's run on the worker
+// that owns it, and, when that state is a risk, the unsafe state or an
+// unknown one reported under unknown_state: alert, a reason with the effect
+// enforce gives. The group does not change. The action is classified by
+// the predicates as its span stands before the call: a predicate over the
+// call's result cannot hold yet.
+func (p *probProcessor) Decide(ctx context.Context, key string, action ptrace.Traces) (riskendpoint.Answer, error) {
+	out := make(chan riskendpoint.Answer, 1)
+	err := p.Ask(ctx, key, action, func(h stage.Hypothesis[*group]) { out <- p.answer(h) })
+	if err != nil {
+		return riskendpoint.Answer{}, err
+	}
+	return <-out, nil
+}
+
+func (p *probProcessor) answer(h stage.Hypothesis[*group]) riskendpoint.Answer {
+	ans := riskendpoint.Answer{Open: h.Open, History: h.History.String(), Matched: h.Matched}
+	served := p.served.Load()
+	if !h.Open || len(h.Events) == 0 || served == nil {
+		return ans
+	}
+	ans.Events = h.State.events
+	run := h.State.run
+	var d guard.Decision
+	for _, ev := range h.Events {
+		d = served.guard.Step(&run, ev.Bits)
+	}
+	warning := d.Violation || d.Below || (!d.Known && p.cfg.UnknownState == guard.UnknownAlert)
+	if !warning || p.cfg.Enforce == assertion.EnforceOff {
+		return ans
+	}
+	r := riskendpoint.Reason{Processor: p.id.String(), Effect: p.cfg.Enforce, Explanation: served.guard.Explain(d)}
+	if d.Violation || d.Known {
+		ps, theta := d.PSafe, p.cfg.Threshold
+		r.PSafe, r.Threshold = &ps, &theta
+	}
+	ans.Reasons = append(ans.Reasons, r)
+	return ans
+}

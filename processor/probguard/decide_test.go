@@ -1,0 +1,102 @@
+package probguard
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/extension/extensiontest"
+
+	"github.com/agentguard/agentguard/extension/riskendpoint"
+	"github.com/agentguard/agentguard/internal/fixtures"
+)
+
+// decisionsOf starts a riskendpoint extension on a free loopback port and
+// the stove configuration publishing and answering there, with enforce.
+func decisionsOf(t *testing.T, enforce string) (*probProcessor, string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	f := riskendpoint.NewFactory()
+	ecfg := f.CreateDefaultConfig().(*riskendpoint.Config)
+	ecfg.NetAddr.Endpoint = addr
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), ecfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
+	id := component.MustNewID("riskendpoint")
+	cfg := stoveConfig(t)
+	cfg.RiskEndpoint, cfg.Enforce = &id, enforce
+	p := createUnstarted(t, cfg, nopSettings())
+	if err := p.Start(context.Background(), hostWith{id: ext}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p, "http://" + addr
+}
+
+func decision(t *testing.T, url, group, body string) riskendpoint.DecisionResponse {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/groups/"+group+"/decisions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var d riskendpoint.DecisionResponse
+	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d, %v", body, resp.StatusCode, err)
+	}
+	return d
+}
+
+// With the knob on, putting the fork on the burner reaches the unsafe
+// state: denied (enforce: deny), with P_safe 0; another look keeps the
+// state at P_safe ≈ 0.9685 ≥ θ: allowed. The group's own run is unchanged.
+func TestDecisionScoresTheStateTheActionLeadsTo(t *testing.T) {
+	p, url := decisionsOf(t, "deny")
+	td := fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"})
+	group := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String()
+	feed(t, p, td)
+
+	fork := `{"action": {"span": {"name": "execute_tool stir", "attributes": [` +
+		`{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},` +
+		`{"key": "gen_ai.tool.name", "value": {"stringValue": "stir"}},` +
+		`{"key": "env.fork_on_burner", "value": {"boolValue": true}}]}}}`
+	d := decision(t, url, group, fork)
+	if d.Decision != riskendpoint.Deny || len(d.Reasons) != 1 || d.Reasons[0].PSafe == nil || *d.Reasons[0].PSafe != 0 || d.Event != 3 {
+		t.Errorf("the fork on the burner with the knob on: %+v", d)
+	}
+	if d := decision(t, url, group, `{"action": {"tool": "look"}}`); d.Decision != riskendpoint.Allow || len(d.Reasons) != 0 {
+		t.Errorf("another look: %+v", d)
+	}
+	if d := decision(t, url, group, fork); d.Decision != riskendpoint.Deny || d.Event != 3 {
+		t.Errorf("asking again: %+v (the first question changed the group)", d)
+	}
+}
+
+// enforce: warn (the default) warns; off answers nothing.
+func TestDecisionEnforceOfProbguard(t *testing.T) {
+	for enforce, want := range map[string]string{"warn": riskendpoint.Warn, "off": riskendpoint.Allow} {
+		p, url := decisionsOf(t, enforce)
+		td := fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "turn_on_stove"})
+		group := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String()
+		feed(t, p, td)
+		d := decision(t, url, group, `{"action": {"span": {"name": "x", "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}}, {"key": "gen_ai.tool.name", "value": {"stringValue": "stir"}}, {"key": "env.fork_on_burner", "value": {"boolValue": true}}]}}}`)
+		if d.Decision != want {
+			t.Errorf("enforce %s: %+v", enforce, d)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package temporalcheck
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/agentguard/agentguard/extension/riskendpoint"
+	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/stage"
+)
+
+// temporalProcessor is the holding stage with the assertions as its
+// evaluator; with risk_endpoint, it also answers an agent that asks before
+// it acts.
+type temporalProcessor struct {
+	*stage.Stage[*assertion.Group]
+	c          *checker
+	id         component.ID
+	scratch    sync.Pool // *assertion.Group: a worker's replay of a group, reused
+	unregister func()
+}
+
+// Start registers with the risk endpoint, if one is set, and starts the
+// stage.
+func (p *temporalProcessor) Start(ctx context.Context, host component.Host) error {
+	if id := p.c.cfg.RiskEndpoint; id != nil {
+		ext, ok := host.GetExtensions()[*id]
+		if !ok {
+			return fmt.Errorf("risk_endpoint: no extension %q is running: configure it under extensions and list it in service::extensions", id)
+		}
+		registry, ok := ext.(riskendpoint.Registry)
+		if !ok {
+			return fmt.Errorf("risk_endpoint: extension %q is not a riskendpoint (it is a %s)", id, id.Type())
+		}
+		p.unregister = registry.Register(p.id.String(), p)
+	}
+	return p.Stage.Start(ctx, host)
+}
+
+// Shutdown stops answering, then judges and passes on what is held.
+func (p *temporalProcessor) Shutdown(ctx context.Context) error {
+	if p.unregister != nil {
+		p.unregister()
+	}
+	return p.Stage.Shutdown(ctx)
+}
+
+// Decide answers what action would decide as the group's next events: the
+// violations its assertions would report, each with the effect its enforce
+// gives, from a replay of the group on the worker that owns it. The group
+// does not change.
+func (p *temporalProcessor) Decide(ctx context.Context, group string, action ptrace.Traces) (riskendpoint.Answer, error) {
+	out := make(chan riskendpoint.Answer, 1)
+	err := p.Ask(ctx, group, action, func(h stage.Hypothesis[*assertion.Group]) { out <- p.answer(group, h) })
+	if err != nil {
+		return riskendpoint.Answer{}, err
+	}
+	return <-out, nil
+}
+
+func (p *temporalProcessor) answer(group string, h stage.Hypothesis[*assertion.Group]) riskendpoint.Answer {
+	ans := riskendpoint.Answer{Open: h.Open, History: h.History.String(), Matched: h.Matched}
+	if !h.Open || len(h.Events) == 0 {
+		return ans
+	}
+	ans.Events = h.State.Len()
+	scratch, _ := p.scratch.Get().(*assertion.Group)
+	if scratch == nil {
+		scratch = p.c.runner.NewScratch()
+	}
+	defer p.scratch.Put(scratch)
+	hyp := p.c.runner.WouldDecide(group, h.State, scratch, assertionEvents(h.Events))
+	name := p.id.String()
+	for _, v := range hyp.Verdicts {
+		if v.Violation && v.Assertion.Enforce != assertion.EnforceOff {
+			ans.Reasons = append(ans.Reasons, riskendpoint.Reason{Processor: name, Assertion: v.Assertion.Name,
+				Effect: v.Assertion.Enforce, Explanation: v.Explanation})
+		}
+	}
+	for _, a := range hyp.Unreplayable {
+		p.c.warnings.Once("decide-captures-"+a.Name, "an assertion over capture predicates is not asked before an action: a replay of the group cannot bind its captures again",
+			zap.String("assertion", a.Name))
+		ans.Reasons = append(ans.Reasons, riskendpoint.Reason{Processor: name, Assertion: a.Name, Effect: riskendpoint.Allow,
+			Explanation: a.Name + ": not asked: it binds captured values, which a replay of the group cannot bind again"})
+	}
+	return ans
+}

@@ -1,0 +1,157 @@
+package temporalcheck
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/extension"
+	"go.opentelemetry.io/collector/extension/extensiontest"
+
+	"github.com/agentguard/agentguard/extension/riskendpoint"
+	"github.com/agentguard/agentguard/internal/fixtures"
+)
+
+// hostWith is a host running the given extensions.
+type hostWith map[component.ID]component.Component
+
+func (h hostWith) GetExtensions() map[component.ID]component.Component { return h }
+
+// startRiskEndpoint runs a riskendpoint extension on a free loopback port
+// until the test ends, and returns it with its base URL.
+func startRiskEndpoint(t *testing.T) (extension.Extension, string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	f := riskendpoint.NewFactory()
+	cfg := f.CreateDefaultConfig().(*riskendpoint.Config)
+	cfg.NetAddr.Endpoint = addr
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
+	return ext, "http://" + addr
+}
+
+// asker is the conversation configuration (greeted: every transfer to the
+// greeting agent is followed by a hello) answering decisions, started on a
+// clock the test moves.
+func asker(t *testing.T, enforce string) (*temporalProcessor, *fakeClock, string) {
+	t.Helper()
+	ext, url := startRiskEndpoint(t)
+	id := component.MustNewID("riskendpoint")
+	p, _ := createProcessor(t, "conversation", func(c *Config) {
+		c.RiskEndpoint = &id
+		c.Assertions[0].Enforce = enforce
+		c.WarmUp = new(time.Duration)
+	})
+	clock := &fakeClock{t: fixtures.StoveEpoch.Add(time.Hour)}
+	p.UseClock(clock.now)
+	if err := p.Start(context.Background(), hostWith{id: ext}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p, clock, url
+}
+
+func ask(t *testing.T, url, group, body string) riskendpoint.DecisionResponse {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/groups/"+group+"/decisions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var d riskendpoint.DecisionResponse
+	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d, %v", body, resp.StatusCode, err)
+	}
+	return d
+}
+
+// After a transfer to the greeting agent, greeted expects a hello: asking
+// for anything else is denied (with enforce: deny) with the explanation the
+// violation would carry; asking for the hello is allowed.
+func TestDecisionDeniesWhatWouldViolate(t *testing.T) {
+	p, clock, url := asker(t, "deny")
+	feed(t, p, fixtures.StoveTrace(0, "c1", fixtures.ToolCall{Tool: "transfer_to_greeting_agent"}))
+	clock.t = clock.t.Add(time.Minute)
+	p.Tick(clock.t)
+
+	d := ask(t, url, "c1", `{"action": {"tool": "get_weather", "arguments": {"city": "Paris"}}}`)
+	if d.Decision != riskendpoint.Deny || len(d.Reasons) != 1 || d.Reasons[0].Assertion != "greeted" || d.Event != 2 ||
+		!strings.Contains(d.Reasons[0].Explanation, "greeted: always xferToGreeting >> sayHello") || d.Group == nil {
+		t.Errorf("get_weather after the transfer: %+v", d)
+	}
+	if d := ask(t, url, "c1", `{"action": {"tool": "say_hello"}}`); d.Decision != riskendpoint.Allow || len(d.Reasons) != 0 ||
+		!slices.Equal(d.Matched, []string{"sayHello"}) {
+		t.Errorf("say_hello after the transfer: %+v", d)
+	}
+	if d := ask(t, url, "c9", `{"action": {"tool": "get_weather"}}`); d.Decision != riskendpoint.Allow || d.Group != nil {
+		t.Errorf("a conversation never seen: %+v", d)
+	}
+}
+
+// enforce: warn (the default) warns instead, and off keeps the assertion
+// out of decisions.
+func TestDecisionEnforce(t *testing.T) {
+	for enforce, want := range map[string]string{"": riskendpoint.Warn, "warn": riskendpoint.Warn, "off": riskendpoint.Allow} {
+		p, clock, url := asker(t, enforce)
+		feed(t, p, fixtures.StoveTrace(0, "c1", fixtures.ToolCall{Tool: "transfer_to_greeting_agent"}))
+		clock.t = clock.t.Add(time.Minute)
+		p.Tick(clock.t)
+		if d := ask(t, url, "c1", `{"action": {"tool": "get_weather"}}`); d.Decision != want {
+			t.Errorf("enforce %q: %+v, want %s", enforce, d, want)
+		}
+	}
+}
+
+// Questions change nothing: a conversation judged with 100 questions
+// between its turns has the verdicts it has without them.
+func TestQuestionsChangeNoVerdict(t *testing.T) {
+	turns := [][]fixtures.ToolCall{
+		{{Tool: "transfer_to_greeting_agent"}}, {{Tool: "say_hello"}}, {{Tool: "transfer_to_greeting_agent"}},
+		{{Tool: "get_weather"}}, {{Tool: "transfer_to_greeting_agent"}, {Tool: "say_hello"}},
+	}
+	run := func(questions int) []string {
+		p, sink, clock := newClockedProcessor(t, "conversation", nil)
+		if questions > 0 {
+			id := component.MustNewID("riskendpoint")
+			p.c.cfg.RiskEndpoint = &id
+			ext, _ := startRiskEndpoint(t)
+			if err := p.Start(context.Background(), hostWith{id: ext}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, calls := range turns {
+			feed(t, p, fixtures.StoveTrace(i, "c1", calls...))
+			clock.t = clock.t.Add(time.Minute)
+			p.Tick(clock.t)
+			for range questions {
+				if _, err := p.Decide(context.Background(), "c1", fixtures.StoveTrace(99, "c1", fixtures.ToolCall{Tool: "say_goodbye"})); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		shutdown(t, p)
+		return verdictsOf(sink)
+	}
+	without, with := run(0), run(100)
+	if !slices.Equal(without, with) || len(without) == 0 {
+		t.Errorf("verdicts without questions %v, with %v", without, with)
+	}
+}
