@@ -1,12 +1,12 @@
 package temporalcheck
 
 import (
-	"go.opentelemetry.io/collector/component"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/collector/component"
 	"time"
 
 	"github.com/agentguard/agentguard/internal/core/assertion"

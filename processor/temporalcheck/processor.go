@@ -19,7 +19,6 @@ import (
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
 
-
 // checker runs the assertions over each group's events and annotates the
 // spans that decide a violation (or every verdict, with report: all). It is
 // shared by the stage's workers: its own state is read-only, a group's state
