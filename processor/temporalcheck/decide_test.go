@@ -26,7 +26,7 @@ func (h hostWith) GetExtensions() map[component.ID]component.Component { return 
 
 // startRiskEndpoint runs a riskendpoint extension on a free loopback port
 // until the test ends, and returns it with its base URL.
-func startRiskEndpoint(t *testing.T) (extension.Extension, string) {
+func startRiskEndpoint(t testing.TB) (extension.Extension, string) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -51,7 +51,7 @@ func startRiskEndpoint(t *testing.T) (extension.Extension, string) {
 // asker is the conversation configuration (greeted: every transfer to the
 // greeting agent is followed by a hello) answering decisions, started on a
 // clock the test moves.
-func asker(t *testing.T, enforce string) (*temporalProcessor, *fakeClock, string) {
+func asker(t testing.TB, enforce string) (*temporalProcessor, *fakeClock, string) {
 	t.Helper()
 	ext, url := startRiskEndpoint(t)
 	id := component.MustNewID("riskendpoint")

@@ -24,7 +24,7 @@ import (
 // started.
 func createProcessor(t testing.TB, name string, edit func(*Config)) (*temporalProcessor, *consumertest.TracesSink) {
 	t.Helper()
-	cfg, err := loadConfig(t.(*testing.T), name)
+	cfg, err := loadConfig(t, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func verdictsOf(sink *consumertest.TracesSink) []string {
 	return out
 }
 
-func feed(t *testing.T, p *temporalProcessor, tds ...ptrace.Traces) int {
+func feed(t testing.TB, p *temporalProcessor, tds ...ptrace.Traces) int {
 	n := 0
 	for _, td := range tds {
 		n += td.SpanCount()

@@ -85,3 +85,38 @@ func kinds(vs []Verdict) []string {
 	}
 	return out
 }
+
+// BenchmarkWouldDecide: a question about a group of the paper's te1 after
+// twenty events (a replay of them and one step, into a warm scratch group),
+// beside judging those twenty events in a new group as the processor does
+// (events built, monitors made, verdicts explained), in the same run.
+func BenchmarkWouldDecide(b *testing.B) {
+	compiled, err := Compile([]Config{{Name: "te1", Always: "xferToGreeting >> sayHello + xferToWeather"}}, paperPredicates, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := make([]string, 20)
+	bits := make([]uint64, 20)
+	for i := range bits {
+		names[i], bits[i] = "e", []uint64{xferToGreeting, sayHello, xferToWeather, 0}[i%4]
+	}
+	next := events([]string{"weather"}, xferToWeather)
+	b.Run("judge-20-events", func(b *testing.B) {
+		r := NewRunner(compiled, Options{})
+		b.ReportAllocs()
+		for b.Loop() {
+			g := r.NewGroup()
+			r.Step("g", g, events(names, bits...))
+		}
+	})
+	b.Run("question", func(b *testing.B) {
+		r := NewRunner(compiled, Options{})
+		g := r.NewGroup()
+		r.Step("g", g, events(names, bits...))
+		scratch := r.NewScratch()
+		b.ReportAllocs()
+		for b.Loop() {
+			r.WouldDecide("g", g, scratch, next)
+		}
+	})
+}
