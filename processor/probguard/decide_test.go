@@ -3,16 +3,14 @@ package probguard
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/extension/extensiontest"
 
 	"github.com/agentguard/agentguard/extension/riskendpoint"
+	"github.com/agentguard/agentguard/extension/riskendpoint/riskendpointtest"
 	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
@@ -20,23 +18,7 @@ import (
 // the stove configuration publishing and answering there, with enforce.
 func decisionsOf(t *testing.T, enforce string) (*probProcessor, string) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	f := riskendpoint.NewFactory()
-	ecfg := f.CreateDefaultConfig().(*riskendpoint.Config)
-	ecfg.NetAddr.Endpoint = addr
-	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), ecfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
+	ext, url := riskendpointtest.Start(t)
 	id := component.MustNewID("riskendpoint")
 	cfg := stoveConfig(t)
 	cfg.RiskEndpoint, cfg.Enforce = &id, enforce
@@ -45,7 +27,7 @@ func decisionsOf(t *testing.T, enforce string) (*probProcessor, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return p, "http://" + addr
+	return p, url
 }
 
 func decision(t *testing.T, url, group, body string) riskendpoint.DecisionResponse {

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/extension/riskendpoint"
+	"github.com/agentguard/agentguard/extension/riskendpoint/riskendpointtest"
 	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
@@ -30,7 +31,7 @@ func (noDecider) Decide(context.Context, string, ptrace.Traces) (riskendpoint.An
 func BenchmarkDecision(b *testing.B) {
 	const groups = 200
 	b.Run("noop", func(b *testing.B) {
-		ext, url := startRiskEndpoint(b)
+		ext, url := riskendpointtest.Start(b)
 		defer ext.(riskendpoint.Registry).Register("noop", noDecider{})()
 		askConcurrently(b, url, groups)
 	})

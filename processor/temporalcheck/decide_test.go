@@ -3,7 +3,6 @@ package temporalcheck
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,49 +10,18 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/extension"
-	"go.opentelemetry.io/collector/extension/extensiontest"
 
 	"github.com/agentguard/agentguard/extension/riskendpoint"
+	"github.com/agentguard/agentguard/extension/riskendpoint/riskendpointtest"
 	"github.com/agentguard/agentguard/internal/fixtures"
 )
-
-// hostWith is a host running the given extensions.
-type hostWith map[component.ID]component.Component
-
-func (h hostWith) GetExtensions() map[component.ID]component.Component { return h }
-
-// startRiskEndpoint runs a riskendpoint extension on a free loopback port
-// until the test ends, and returns it with its base URL.
-func startRiskEndpoint(t testing.TB) (extension.Extension, string) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	f := riskendpoint.NewFactory()
-	cfg := f.CreateDefaultConfig().(*riskendpoint.Config)
-	cfg.NetAddr.Endpoint = addr
-	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
-	return ext, "http://" + addr
-}
 
 // asker is the conversation configuration (greeted: every transfer to the
 // greeting agent is followed by a hello) answering decisions, started on a
 // clock the test moves.
 func asker(t testing.TB, enforce string) (*temporalProcessor, *fakeClock, string) {
 	t.Helper()
-	ext, url := startRiskEndpoint(t)
+	ext, url := riskendpointtest.Start(t)
 	id := component.MustNewID("riskendpoint")
 	p, _ := createProcessor(t, "conversation", func(c *Config) {
 		c.RiskEndpoint = &id
@@ -62,7 +30,7 @@ func asker(t testing.TB, enforce string) (*temporalProcessor, *fakeClock, string
 	})
 	clock := &fakeClock{t: fixtures.StoveEpoch.Add(time.Hour)}
 	p.UseClock(clock.now)
-	if err := p.Start(context.Background(), hostWith{id: ext}); err != nil {
+	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
@@ -132,8 +100,8 @@ func TestQuestionsChangeNoVerdict(t *testing.T) {
 		if questions > 0 {
 			id := component.MustNewID("riskendpoint")
 			p.c.cfg.RiskEndpoint = &id
-			ext, _ := startRiskEndpoint(t)
-			if err := p.Start(context.Background(), hostWith{id: ext}); err != nil {
+			ext, _ := riskendpointtest.Start(t)
+			if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
 				t.Fatal(err)
 			}
 		}
