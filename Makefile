@@ -1,21 +1,31 @@
 GO ?= go
 
-.PHONY: restart test lint fmt-check vet staticcheck fuzz bench dist smoke demo household-model household-eval household-cpu household-compare household-loop router scaleout
+.PHONY: restart test e2e lint fmt-check vet staticcheck fuzz bench dist smoke demo scenario household-model household-eval household-cpu household-compare household-loop router scaleout
 
-# The README's test command: unit, conformance, property and end-to-end tests.
+# The unit, conformance and property tests, with the race detector. No
+# -count=1: the test cache keeps what did not change. The real-time
+# end-to-end tests are make e2e's.
 test:
-	$(GO) test -count=1 ./...
+	$(GO) test -race ./...
+
+# The real-time end-to-end tests (build tag e2e: collectors started
+# in-process or as processes, real servers, the wall clock), in the packages
+# that have them. Always run (-count=1): they measure time.
+E2E_PKGS = $(shell grep -rl --include='*_test.go' --exclude-dir=node_modules --exclude-dir=dist '^//go:build e2e' . | xargs -r -n1 dirname | sort -u)
+e2e:
+	$(GO) test -count=1 -tags e2e $(E2E_PKGS)
 
 lint: fmt-check vet staticcheck
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# With the e2e tag, so that the end-to-end tests are checked too.
 vet:
-	$(GO) vet ./...
+	$(GO) vet -tags e2e ./...
 
 staticcheck:
-	$(GO) tool staticcheck ./...
+	$(GO) tool staticcheck -tags e2e ./...
 
 # Short runs of every fuzz target (CI: FUZZTIME=20000x); FUZZTIME=5m for a longer hunt.
 FUZZTIME ?= 10s
@@ -51,7 +61,7 @@ $(DIST_BIN): $(DIST_SRC)
 # The router and sampler tiers of examples/scaleout (OTLP receiver,
 # load-balancing exporter, tail_sampling), built at v0.161.0: the newest
 # release at which this machine's proxy serves those two contrib components
-# (examples/scaleout/README.md says why it is a binary of its own).
+# (docs/development.md says why it is a binary of its own).
 ROUTER_OCB = $(GO) run go.opentelemetry.io/collector/cmd/builder@v0.161.0
 ROUTER_BIN = dist/router/otelcol-agentguard-router
 router: $(ROUTER_BIN)
@@ -72,7 +82,7 @@ demo: $(DIST_BIN)
 
 # A crash and restart on the built distribution with file_storage: every
 # cross-turn verdict checkpointed before a kill -9 comes after the restart,
-# unmarked (examples/restart).
+# unmarked (test/scenarios/restart).
 restart: $(DIST_BIN)
 	$(GO) run ./test/scenarios/restart
 
@@ -118,7 +128,7 @@ HOUSEHOLD_MODES ?= none,stop:0.5,stop:0.7,stop:0.9,reflect:0.7
 household-loop: $(DIST_BIN) $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
 	$(GO) run ./test/scenarios/household-loop -n $(HOUSEHOLD_N) -modes $(HOUSEHOLD_MODES) -out $(HOUSEHOLD_DATA)/inloop
 
-# The live harness (examples/live): Google ADK for TypeScript plays N
+# The live harness (test/scenarios/live, the app in examples/live): Google ADK for TypeScript plays N
 # conversations of each kind (correct, greeting or farewell agent transferring
 # to itself, greeting agent keeping control) on a scripted model, its own
 # tracing exported over OTLP/HTTP to the built collector and to an OTLP/JSON
@@ -140,7 +150,21 @@ $(LIVE_APP)/node_modules/.package-lock.json: $(LIVE_APP)/package-lock.json
 household-cpu: dist
 	$(GO) run ./test/scenarios/household-cpu -n 1500
 
-# The README's Markov-chain figures at scale: the issue's chains written by
+# The scenario programs of test/scenarios, each a go run from the
+# repository's root (their default paths are relative to it), after the
+# distribution is built: make scenario NAME=household-cpu [ARGS='-n 600'].
+# The targets below run the same programs with their arguments. A scenario
+# that needs the router or an app's npm ci gets it first.
+SCENARIO_NEEDS_scaleout = $(ROUTER_BIN)
+SCENARIO_NEEDS_live = $(LIVE_APP)/node_modules/.package-lock.json
+SCENARIO_NEEDS_household-loop = $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
+.PHONY: scenario-name
+scenario: scenario-name $(DIST_BIN) $(SCENARIO_NEEDS_$(NAME))
+	$(GO) run ./test/scenarios/$(NAME) $(ARGS)
+scenario-name:
+	@test -d "test/scenarios/$(NAME)" -a -n "$(NAME)" || { echo "make scenario NAME=<name>: one of $$(ls test/scenarios | tr '\n' ' ')"; exit 2; }
+
+# The Markov-chain figures at scale of docs/performance.md: chains written by
 # gentra into $(DTMC_DATA) (10^5 and 10^6 random chains of out-degree 8, the
 # lazy variant, birth-death lines of 10^3 to 10^5 states with self-loops of
 # 0.999 and 0.99999), then `agentguard reach` on each, one at a time: the

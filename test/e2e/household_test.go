@@ -1,3 +1,5 @@
+//go:build e2e
+
 // End-to-end: the collector runs in-process on the example's configuration
 // and learned model; held-out episodes reach it as OTLP/JSON over HTTP; the
 // risk warnings and violations come back as log records over OTLP/HTTP.

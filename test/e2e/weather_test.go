@@ -1,3 +1,5 @@
+//go:build e2e
+
 // End-to-end: the collector runs in-process (otelcol.NewCollector with the
 // project's factories) on the very configuration the demo uses; the
 // simulator's spans reach it over OTLP/HTTP on a free loopback port; the
