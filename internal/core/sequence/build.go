@@ -79,6 +79,7 @@ type building struct {
 }
 
 type builder struct {
+	td      ptrace.Traces // the batch: its spans' parents settle ties
 	groupBy string
 	keys    []string // the attribute keys groupBy reads
 	traces  map[pcommon.TraceID]*building
@@ -112,6 +113,7 @@ func (b *builder) finish() []Trace {
 	all := make([]*building, 0, len(b.traces))
 	for _, t := range b.traces {
 		slices.SortFunc(t.Events, Compare)
+		parentsFirst(t.Events, b.td)
 		t.setGroup(b.groupBy)
 		all = append(all, t)
 	}
@@ -152,4 +154,75 @@ func GroupOf(td ptrace.Traces, groupBy string) (key string, found bool) {
 		}
 	}
 	return g.value()
+}
+
+// parentsFirst puts, among events that start at the same time, each one
+// before the events it encloses: a parent ends after its children, so an
+// SDK exports it after them, and a span and its first child often start in
+// one millisecond. Events that do not enclose one another keep their order.
+func parentsFirst(evs []Event, td ptrace.Traces) {
+	for i := 0; i < len(evs); {
+		j := i + 1
+		for j < len(evs) && evs[j].Start == evs[i].Start {
+			j++
+		}
+		if j-i > 1 {
+			orderTies(evs[i:j], parentsIn(td, evs[i].Span.TraceID()))
+		}
+		i = j
+	}
+}
+
+// parentsIn maps each span of trace id in td to its parent: read only
+// when events tie, which costs a batch without ties nothing.
+func parentsIn(td ptrace.Traces, id pcommon.TraceID) map[pcommon.SpanID]pcommon.SpanID {
+	parent := map[pcommon.SpanID]pcommon.SpanID{}
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				if sp.TraceID() == id {
+					parent[sp.SpanID()] = sp.ParentSpanID()
+				}
+			}
+		}
+	}
+	return parent
+}
+
+// orderTies orders one run of events of equal start: repeatedly the first
+// event none of whose ancestors is still waiting. The run's arrival
+// positions are dealt out again in the new order, so that Compare (and
+// Merge, which sorts by it) keeps it.
+func orderTies(run []Event, parent map[pcommon.SpanID]pcommon.SpanID) {
+	arrivals := make([]int, len(run))
+	for k, ev := range run {
+		arrivals[k] = ev.Arrival
+	}
+	waiting := slices.Clone(run)
+	for k := range run {
+		next := 0 // the first waiting, should the links loop
+		for i, ev := range waiting {
+			if !hasAncestorIn(ev, waiting, parent) {
+				next = i
+				break
+			}
+		}
+		run[k] = waiting[next]
+		run[k].Arrival = arrivals[k]
+		waiting = slices.Delete(waiting, next, next+1)
+	}
+}
+
+// hasAncestorIn reports whether an event of others encloses ev.
+func hasAncestorIn(ev Event, others []Event, parent map[pcommon.SpanID]pcommon.SpanID) bool {
+	seen := 0
+	for id := ev.Span.ParentSpanID(); !id.IsEmpty() && seen <= len(parent); id = parent[id] {
+		for _, o := range others {
+			if o.Span.SpanID() == id {
+				return true
+			}
+		}
+		seen++
+	}
+	return false
 }

@@ -120,7 +120,7 @@ func compareIDs[ID pcommon.SpanID | pcommon.TraceID](a, b ID) int {
 // Traces come ordered by their earliest span, then trace ID; a trace
 // without events is returned too, so that the caller still learns its group.
 func Split(td ptrace.Traces, classify Classifier, groupBy string) []Trace {
-	b := builder{groupBy: groupBy, keys: groupKeys(groupBy), traces: map[pcommon.TraceID]*building{}}
+	b := builder{td: td, groupBy: groupBy, keys: groupKeys(groupBy), traces: map[pcommon.TraceID]*building{}}
 	for _, rs := range td.ResourceSpans().All() {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {

@@ -236,3 +236,39 @@ func TestGroupKeySources(t *testing.T) {
 		t.Errorf("no tool spans, yet events %v", traces[0].Events)
 	}
 }
+
+// A span and the events it encloses often start in one millisecond, and
+// the SDK exports the parent after its children: an enclosing event still
+// comes first, through spans that are no events (an agent, its model call,
+// the tool it calls), and stays first when traces are merged. Events that
+// do not enclose one another keep their arrival order.
+func TestParentBeforeChildOnATie(t *testing.T) {
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	add := func(id, parent byte, tool string) {
+		sp := ss.Spans().AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{5})
+		sp.SetSpanID(pcommon.SpanID{id})
+		if parent != 0 {
+			sp.SetParentSpanID(pcommon.SpanID{parent})
+		}
+		sp.SetStartTimestamp(1_000_000)
+		sp.SetEndTimestamp(2_000_000)
+		if tool != "" {
+			sp.Attributes().PutStr("gen_ai.tool.name", tool)
+		}
+	}
+	// As exported: the tool (4, under the model call 3, under 1), the model
+	// call, a sibling call (2, under 1), then the enclosing one (1).
+	add(4, 3, "say_hello")
+	add(3, 1, "")
+	add(2, 1, "get_weather")
+	add(1, 0, "transfer_to_agent")
+	evs := Split(td, adkTools, ByTraceID)[0].Events
+	if got, want := names(t, evs), []string{"transfer_to_agent", "say_hello", "get_weather"}; !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+	if got := names(t, Merge(evs[1:], evs[:1])); !slices.Equal(got, []string{"transfer_to_agent", "say_hello", "get_weather"}) {
+		t.Errorf("merged: %v", got)
+	}
+}
