@@ -102,30 +102,11 @@ func run(train, heldOut, example, paper, out string, w io.Writer) (bool, error) 
 	if err := command("go", "build", "-o", bin, "./cmd/agentguard"); err != nil {
 		return false, err
 	}
-	judge := func(name, config string) (*evaluation, error) {
-		model := filepath.Join(out, name+"-model.json")
-		if err := command(bin, "learn", "--config", config, "-o", model, train); err != nil {
-			return nil, err
-		}
-		args := []string{"evaluate", "--config", config, "--model", model, "--format", "json"}
-		if name == "example" {
-			args = append(args, "--svg", filepath.Join(out, "example.svg"))
-		}
-		args = append(args, heldOut)
-		var stdout bytes.Buffer
-		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
-		}
-		var ev evaluation
-		return &ev, json.Unmarshal(stdout.Bytes(), &ev)
-	}
-	ex, err := judge("example", example)
+	ex, err := learnAndEvaluate(bin, "example", example, train, heldOut, out)
 	if err != nil {
 		return false, err
 	}
-	pp, err := judge("paper", paper)
+	pp, err := learnAndEvaluate(bin, "paper", paper, train, heldOut, out)
 	if err != nil {
 		return false, err
 	}
@@ -137,8 +118,40 @@ func run(train, heldOut, example, paper, out string, w io.Writer) (bool, error) 
 		return false, fmt.Errorf("the three disagree on which runs are unsafe: rule %d/%d, paper %d/%d, example %d/%d",
 			rule.unsafe, rule.safe, pp.Unsafe, pp.Safe, ex.Unsafe, ex.Safe)
 	}
-
 	fmt.Fprintf(w, "held-out: %d episodes, %d unsafe, %d safe (training: %s)\n\n", ex.Unsafe+ex.Safe, ex.Unsafe, ex.Safe, train)
+	printTable(w, rule, pp, ex, example)
+	fmt.Fprintf(w, "\nBrier score of P_safe: paper %.4f, example %.4f\n\n", pp.Cal.Brier, ex.Cal.Brier)
+	beatsRule := beats(w, ex, "the rule", []point{{Warned: rule.warned, FalseAlarms: rule.falseAlarms}})
+	beatsPaper := beats(w, ex, "the paper's chain", pp.front())
+	return beatsRule && beatsPaper, nil
+}
+
+// learnAndEvaluate learns a chain on the training episodes with config (the
+// model as out/NAME-model.json) and evaluates it on the held-out ones; the
+// example's evaluation also draws its picture, out/example.svg.
+func learnAndEvaluate(bin, name, config, train, heldOut, out string) (*evaluation, error) {
+	model := filepath.Join(out, name+"-model.json")
+	if err := command(bin, "learn", "--config", config, "-o", model, train); err != nil {
+		return nil, err
+	}
+	args := []string{"evaluate", "--config", config, "--model", model, "--format", "json"}
+	if name == "example" {
+		args = append(args, "--svg", filepath.Join(out, "example.svg"))
+	}
+	args = append(args, heldOut)
+	var stdout bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
+	}
+	var ev evaluation
+	return &ev, json.Unmarshal(stdout.Bytes(), &ev)
+}
+
+// printTable prints the three side by side as a Markdown table: the rule,
+// then each point of the paper's and the example's Pareto fronts.
+func printTable(w io.Writer, rule ruleOutcome, pp, ex *evaluation, example string) {
 	fmt.Fprintln(w, "| abstraction | θ | unsafe runs warned in time | false alarms on safe runs | median lead (events) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
 	share := func(n, of int) string {
@@ -157,25 +170,25 @@ func run(train, heldOut, example, paper, out string, w io.Writer) (bool, error) 
 			fmt.Fprintf(w, "| %s | %g | %s | %s | %s |\n", row.name, p.Theta, share(p.Warned, ex.Unsafe), share(p.FalseAlarms, ex.Safe), lead)
 		}
 	}
-	fmt.Fprintf(w, "\nBrier score of P_safe: paper %.4f, example %.4f\n\n", pp.Cal.Brier, ex.Cal.Brier)
+}
 
-	beats := true
-	check := func(name string, base []point) {
-		for _, b := range base {
-			i := slices.IndexFunc(ex.front(), func(p point) bool { return p.Warned >= b.Warned && p.FalseAlarms < b.FalseAlarms })
-			if i < 0 {
-				beats = false
-				fmt.Fprintf(w, "NOT BEATEN: %s warning %d unsafe runs with %d false alarms: no θ of the example warns as many with fewer\n", name, b.Warned, b.FalseAlarms)
-				continue
-			}
-			p := ex.front()[i]
-			fmt.Fprintf(w, "beaten: %s warns %d unsafe runs in time with %d false alarms; the example at θ %g warns %d with %d\n",
-				name, b.Warned, b.FalseAlarms, p.Theta, p.Warned, p.FalseAlarms)
+// beats reports whether, for each point of a baseline's front, the example
+// has a θ that warns at least as many unsafe runs in time with strictly
+// fewer false alarms, and prints each comparison.
+func beats(w io.Writer, ex *evaluation, name string, base []point) bool {
+	all := true
+	for _, b := range base {
+		i := slices.IndexFunc(ex.front(), func(p point) bool { return p.Warned >= b.Warned && p.FalseAlarms < b.FalseAlarms })
+		if i < 0 {
+			all = false
+			fmt.Fprintf(w, "NOT BEATEN: %s warning %d unsafe runs with %d false alarms: no θ of the example warns as many with fewer\n", name, b.Warned, b.FalseAlarms)
+			continue
 		}
+		p := ex.front()[i]
+		fmt.Fprintf(w, "beaten: %s warns %d unsafe runs in time with %d false alarms; the example at θ %g warns %d with %d\n",
+			name, b.Warned, b.FalseAlarms, p.Theta, p.Warned, p.FalseAlarms)
 	}
-	check("the rule", []point{{Warned: rule.warned, FalseAlarms: rule.falseAlarms}})
-	check("the paper's chain", pp.front())
-	return beats, nil
+	return all
 }
 
 func command(name string, args ...string) error {

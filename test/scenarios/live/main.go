@@ -64,49 +64,18 @@ type options struct {
 const settle = 3 * time.Second
 
 func (o options) run(w io.Writer) (bool, error) {
-	out, err := filepath.Abs(o.out)
+	s, err := o.start(w)
 	if err != nil {
 		return false, err
 	}
-	if err := os.RemoveAll(out); err != nil {
-		return false, err
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return false, err
-	}
-	sink, err := harness.StartLogSink()
-	if err != nil {
-		return false, err
-	}
-	defer sink.Close()
-	addrs, err := harness.FreeAddrs(1)
-	if err != nil {
-		return false, err
-	}
-	addr := addrs[0]
-	// Its own metrics off (their default port may be held), its log
-	// unsampled (the debug exporter's line for every batch is counted).
-	col, err := harness.StartCollector(harness.CollectorOptions{Bin: o.collector, Configs: []string{o.config},
-		Sets: []string{"service::telemetry::metrics::level=none", "service::telemetry::logs::sampling::enabled=false"},
-		Log:  filepath.Join(out, "collector.log"), Env: []string{
-			"AGENTGUARD_OTLP_HTTP=" + addr,
-			"AGENTGUARD_VERDICTS_ENDPOINT=http://" + sink.Addr() + "/v1/logs",
-			"AGENTGUARD_GROUP_TIMEOUT=" + o.groupTimeout.String(),
-		}})
-	if err != nil {
-		return false, err
-	}
-	defer col.Stop()
-	fmt.Fprintf(w, "otelcol-agentguard on %s (%s, group_timeout %v); the app's OTEL_BSP_SCHEDULE_DELAY %v; files in %s\n",
-		addr, o.config, o.groupTimeout, o.bspDelay, o.out)
-
+	defer s.close()
 	// An app that failed may still have played and exported most: judge
 	// what it did, and fail the run.
-	appErr := o.runApp(addr, out)
-	if err := col.Alive(); err != nil {
+	appErr := o.runApp(s.addr, s.dir)
+	if err := s.col.Alive(); err != nil {
 		return false, err
 	}
-	r, err := readRun(out)
+	r, err := readRun(s.dir)
 	if err != nil {
 		return false, errors.Join(appErr, err)
 	}
@@ -114,47 +83,132 @@ func (o options) run(w io.Writer) (bool, error) {
 	if appErr != nil {
 		problems = append([]string{appErr.Error() + " (its own lines above)"}, problems...)
 	}
-	sent := r.sentSpans()
+	printPlayed(w, r)
+	reported, err := s.collect(w, r)
+	if err != nil {
+		return false, err
+	}
+	problems = append(problems, s.passedOn(len(r.sentSpans()), reported)...)
+	checked, err := s.check()
+	if err != nil {
+		return false, err
+	}
+	return s.conclude(w, r, reported, checked, problems), nil
+}
+
+// session is one run: its folder, the collector and the sink of its
+// verdicts.
+type session struct {
+	options
+	dir  string // -out, absolute
+	addr string // the collector's OTLP/HTTP address
+	sink *harness.LogSink
+	col  *harness.Collector
+}
+
+// start empties the folder and starts the sink and the collector on free
+// loopback ports.
+func (o options) start(w io.Writer) (*session, error) {
+	dir, err := filepath.Abs(o.out)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	addrs, err := harness.FreeAddrs(1)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{options: o, dir: dir, addr: addrs[0]}
+	if s.sink, err = harness.StartLogSink(); err != nil {
+		return nil, err
+	}
+	// Its own metrics off (their default port may be held), its log
+	// unsampled (the debug exporter's line for every batch is counted).
+	s.col, err = harness.StartCollector(harness.CollectorOptions{Bin: o.collector, Configs: []string{o.config},
+		Sets: []string{"service::telemetry::metrics::level=none", "service::telemetry::logs::sampling::enabled=false"},
+		Log:  filepath.Join(dir, "collector.log"), Env: []string{
+			"AGENTGUARD_OTLP_HTTP=" + s.addr,
+			"AGENTGUARD_VERDICTS_ENDPOINT=" + s.sink.Endpoint(),
+			"AGENTGUARD_GROUP_TIMEOUT=" + o.groupTimeout.String(),
+		}})
+	if err != nil {
+		s.sink.Close()
+		return nil, err
+	}
+	fmt.Fprintf(w, "otelcol-agentguard on %s (%s, group_timeout %v); the app's OTEL_BSP_SCHEDULE_DELAY %v; files in %s\n",
+		s.addr, o.config, o.groupTimeout, o.bspDelay, o.out)
+	return s, nil
+}
+
+// close stops the collector (if still running), then the sink.
+func (s *session) close() {
+	s.col.Stop()
+	s.sink.Close()
+}
+
+// printPlayed says what the app exported, and how many of its tool calls
+// share a start time.
+func printPlayed(w io.Writer, r *run) {
 	same, misordered, calls := r.ties()
 	fmt.Fprintf(w, "the app exported %d spans of %d conversations in %s; the file holds %d spans\n",
-		len(sent), len(r.convs), plural(len(r.exports), "request"), len(r.fileSpans))
+		len(r.sentSpans()), len(r.convs), plural(len(r.exports), "request"), len(r.fileSpans))
 	fmt.Fprintf(w, "of the %d tool calls, %d started in the same millisecond as another of their conversation's; end times would misplace %d\n",
 		calls, same, misordered)
+}
 
-	// The conversations end group_timeout after their last trace; their
-	// end-of-conversation verdicts come then.
+// collect waits for the conversations to end (group_timeout after their
+// last trace) and their end-of-conversation verdicts to come, stops the
+// collector, and keeps its verdicts in the folder.
+func (s *session) collect(w io.Writer, r *run) ([]reported, error) {
 	var last time.Time
 	for _, e := range r.exports {
 		if e.at().After(last) {
 			last = e.at()
 		}
 	}
-	fmt.Fprintf(w, "waiting for the conversations to end (group_timeout %v) and their verdicts to come\n", o.groupTimeout)
-	time.Sleep(time.Until(last.Add(o.groupTimeout + settle)))
-	sink.WaitQuiet(time.Second, 20*time.Second)
-	if err := col.Alive(); err != nil {
-		return false, err
+	fmt.Fprintf(w, "waiting for the conversations to end (group_timeout %v) and their verdicts to come\n", s.groupTimeout)
+	time.Sleep(time.Until(last.Add(s.groupTimeout + settle)))
+	s.sink.WaitQuiet(time.Second, 20*time.Second)
+	if err := s.col.Alive(); err != nil {
+		return nil, err
 	}
 	stopping := time.Now()
-	col.Stop()
-	reported := fromRecords(sink.Received(), stopping)
-	if err := saveReported(filepath.Join(out, verdictsFile), reported); err != nil {
-		return false, err
-	}
-	if passed, err := harness.SpansPassedOn(col.Log()); err != nil {
-		problems = append(problems, "counting the spans the collector passed on: "+err.Error())
-	} else if vs := verdictSpans(reported); passed != len(sent)+vs {
-		problems = append(problems, fmt.Sprintf("the collector passed on %d spans; it took %d and wrote %d verdict spans", passed, len(sent), vs))
-	}
+	s.col.Stop()
+	reported := fromRecords(s.sink.Received(), stopping)
+	return reported, saveReported(filepath.Join(s.dir, verdictsFile), reported)
+}
 
-	checkOut := filepath.Join(out, "check.json")
-	if err := runCheck(o.config, filepath.Join(out, spansFile), checkOut); err != nil {
-		return false, err
-	}
-	checked, err := fromCheck(checkOut)
+// passedOn is a problem when the collector passed on another number of
+// spans than it took (sent) plus its verdict spans.
+func (s *session) passedOn(sent int, reported []reported) []string {
+	passed, err := harness.SpansPassedOn(s.col.Log())
 	if err != nil {
-		return false, err
+		return []string{"counting the spans the collector passed on: " + err.Error()}
 	}
+	if vs := verdictSpans(reported); passed != sent+vs {
+		return []string{fmt.Sprintf("the collector passed on %d spans; it took %d and wrote %d verdict spans", passed, sent, vs)}
+	}
+	return nil
+}
+
+// check runs agentguard check on the app's file and reads its verdicts.
+func (s *session) check() ([]verdict, error) {
+	checkOut := filepath.Join(s.dir, "check.json")
+	if err := runCheck(s.config, filepath.Join(s.dir, spansFile), checkOut); err != nil {
+		return nil, err
+	}
+	return fromCheck(checkOut)
+}
+
+// conclude judges the collector's verdicts against check's, prints the
+// judgement, the delays and the problems, and reports whether the run
+// passed.
+func (s *session) conclude(w io.Writer, r *run, reported []reported, checked []verdict, problems []string) bool {
 	j := judge(r.convs, reported, checked)
 	byTrace, byConv := r.exportTimes()
 	onEvents, onVerdictSpans := delays(reported, byTrace, byConv)
@@ -168,9 +222,9 @@ func (o options) run(w io.Writer) (bool, error) {
 		fmt.Fprintln(w, "live: PASS")
 	} else {
 		fmt.Fprintf(w, "live: FAIL (in %s: the spans %s, the collector's verdicts %s, check's report check.json, the collector's log collector.log)\n",
-			o.out, spansFile, verdictsFile)
+			s.out, spansFile, verdictsFile)
 	}
-	return ok, nil
+	return ok
 }
 
 // runApp runs the live app against the collector; its own lines go to stderr.

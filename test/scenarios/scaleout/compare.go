@@ -70,6 +70,22 @@ func diffVerdicts(single, tier []verdict) (onlySingle, onlyTier []verdict) {
 	return onlySingle, onlyTier
 }
 
+// verdictProblems are the verdicts only one side reported, or none at all.
+func verdictProblems(single, tier []verdict) []string {
+	onlySingle, onlyTier := diffVerdicts(single, tier)
+	var problems []string
+	for _, v := range onlySingle {
+		problems = append(problems, "only the single collector reported "+v.String())
+	}
+	for _, v := range onlyTier {
+		problems = append(problems, "only the tier reported "+v.String())
+	}
+	if len(single) == 0 {
+		problems = append(problems, "no verdict at all: nothing to compare")
+	}
+	return problems
+}
+
 // spansByTrace counts the spans of each trace (hex ID).
 func spansByTrace(tds []ptrace.Traces) map[string]int {
 	n := map[string]int{}

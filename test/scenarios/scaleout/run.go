@@ -6,12 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
-
-	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/test/harness"
@@ -48,12 +44,8 @@ func (o options) run(w io.Writer) (bool, error) {
 	}
 	reqs := rec.Requests()
 	in := spansByTrace(rec.Traces())
-	spans := 0
-	for _, n := range in {
-		spans += n
-	}
 	fmt.Fprintf(w, "played %d conversations: %d traces, %d spans in %d requests (conversation id on every span: %v)\n",
-		len(convs), len(in), spans, len(reqs), o.baggage)
+		len(convs), len(in), total(in), len(reqs), o.baggage)
 	ok := true
 	for _, routing := range o.routings {
 		r, err := o.runRouting(w, routing, reqs, in)
@@ -89,181 +81,6 @@ func (ps procs) stop() {
 	wg.Wait()
 }
 
-// runRouting runs one routing: the tier and the single collector fed the
-// same requests; it reports whether they agreed.
-func (o options) runRouting(w io.Writer, routing string, reqs [][]byte, in map[string]int) (bool, error) {
-	var routerConfigs []string
-	sets := []string{"service::telemetry::metrics::level=none", "service::telemetry::logs::sampling::enabled=false"}
-	switch routing {
-	case "trace":
-		routerConfigs = []string{filepath.Join(o.dir, "router.yaml")}
-		sets = append(sets, "processors::temporalcheck::group_by=trace_id")
-	case "conversation":
-		routerConfigs = []string{filepath.Join(o.dir, "router.yaml"), filepath.Join(o.dir, "router-conversation.yaml")}
-	default:
-		return false, fmt.Errorf("unknown routing %q: trace or conversation", routing)
-	}
-	out := filepath.Join(o.out, routing)
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return false, err
-	}
-	singleSink, err := harness.StartLogSink()
-	if err != nil {
-		return false, err
-	}
-	defer singleSink.Close()
-	tierSink, err := harness.StartLogSink()
-	if err != nil {
-		return false, err
-	}
-	defer tierSink.Close()
-	kept, err := harness.StartTraceSink()
-	if err != nil {
-		return false, err
-	}
-	defer kept.Close()
-
-	addrs, err := harness.FreeAddrs(3 + 2*o.backends)
-	if err != nil {
-		return false, err
-	}
-	var running procs
-	defer func() { running.stop() }()
-	start := func(name string, opt harness.CollectorOptions) error {
-		opt.Log = filepath.Join(out, name+".log")
-		p, err := harness.StartCollector(opt)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		running = append(running, p)
-		return nil
-	}
-
-	// The sampler holds each trace until a verdict decided at the end of
-	// its conversation can have come (group_timeout after the trace).
-	decisionWait := o.groupTimeout + settle + time.Second
-	samplerAddr := addrs[0]
-	if err := start("sampler", harness.CollectorOptions{Bin: o.router, Configs: []string{filepath.Join(o.dir, "sampler.yaml")},
-		Sets: []string{"service::telemetry::metrics::level=none"}, Env: []string{
-			"AGENTGUARD_SAMPLER_OTLP_HTTP=" + samplerAddr,
-			"AGENTGUARD_SAMPLER_EXPORT=" + kept.Endpoint(),
-			"AGENTGUARD_SAMPLER_WAIT=" + decisionWait.String(),
-			fmt.Sprintf("AGENTGUARD_SAMPLER_PERCENT=%d", o.samplePercent),
-		}}); err != nil {
-		return false, err
-	}
-	agentguardEnv := func(httpAddr string, sink *harness.LogSink) []string {
-		return []string{"AGENTGUARD_OTLP_HTTP=" + httpAddr, "AGENTGUARD_VERDICTS_ENDPOINT=http://" + sink.Addr() + "/v1/logs",
-			"AGENTGUARD_GROUP_TIMEOUT=" + o.groupTimeout.String(),
-			// No collector ran before these: no conversation began elsewhere,
-			// and a verdict marked partial by the warm-up on one side only
-			// would differ for no fault of the routing.
-			"AGENTGUARD_WARM_UP=0s"}
-	}
-	backendLogs := make([]string, o.backends)
-	grpcAddrs := make([]string, o.backends)
-	for i := range o.backends {
-		httpAddr, grpcAddr := addrs[3+2*i], addrs[4+2*i]
-		grpcAddrs[i] = grpcAddr
-		name := fmt.Sprintf("agentguard-%d", i+1)
-		if err := start(name, harness.CollectorOptions{Bin: o.collector, Configs: []string{o.config, filepath.Join(o.dir, "backend.yaml")},
-			Sets: sets, Env: append(agentguardEnv(httpAddr, tierSink),
-				"AGENTGUARD_OTLP_GRPC="+grpcAddr, "AGENTGUARD_SAMPLER=http://"+samplerAddr)}); err != nil {
-			return false, err
-		}
-		backendLogs[i] = filepath.Join(out, name+".log")
-	}
-	singleAddr := addrs[1]
-	if err := start("single", harness.CollectorOptions{Bin: o.collector, Configs: []string{o.config}, Sets: sets,
-		Env: agentguardEnv(singleAddr, singleSink)}); err != nil {
-		return false, err
-	}
-	routerAddr := addrs[2]
-	if err := start("router", harness.CollectorOptions{Bin: o.router, Configs: routerConfigs,
-		Sets: []string{"service::telemetry::metrics::level=none"}, Env: []string{
-			"AGENTGUARD_ROUTER_OTLP_HTTP=" + routerAddr,
-			"AGENTGUARD_BACKENDS=[" + strings.Join(grpcAddrs, ", ") + "]",
-		}}); err != nil {
-		return false, err
-	}
-
-	var wg sync.WaitGroup
-	var errRouter, errSingle error
-	wg.Go(func() { errRouter = post(routerAddr, reqs) })
-	wg.Go(func() { errSingle = post(singleAddr, reqs) })
-	wg.Wait()
-	if err := errors.Join(errRouter, errSingle, running.alive()); err != nil {
-		return false, err
-	}
-	sent := time.Now()
-	// The conversations end group_timeout after their last trace, and their
-	// end-of-conversation verdicts come then.
-	time.Sleep(time.Until(sent.Add(o.groupTimeout + settle)))
-	singleSink.WaitQuiet(time.Second, 20*time.Second)
-	tierSink.WaitQuiet(time.Second, 20*time.Second)
-	// The sampler decides decision_wait after a trace's first span.
-	time.Sleep(time.Until(sent.Add(o.groupTimeout + settle + decisionWait + time.Second)))
-	kept.WaitQuiet(time.Second, 20*time.Second)
-	if err := running.alive(); err != nil {
-		return false, err
-	}
-	running.stop()
-	running = nil
-
-	single, tier := verdictsOf(records(singleSink)), verdictsOf(records(tierSink))
-	onlySingle, onlyTier := diffVerdicts(single, tier)
-	var problems []string
-	for _, v := range onlySingle {
-		problems = append(problems, "only the single collector reported "+v.String())
-	}
-	for _, v := range onlyTier {
-		problems = append(problems, "only the tier reported "+v.String())
-	}
-	if len(single) == 0 {
-		problems = append(problems, "no verdict at all: nothing to compare")
-	}
-
-	// Every span that entered a collector left it, with the verdict spans.
-	var loads []string
-	total := 0
-	for i, l := range backendLogs {
-		n, err := harness.SpansPassedOn(l)
-		if err != nil {
-			// A backend given nothing logged no batch: the routing put
-			// everything elsewhere (as on a key most spans lack).
-			n = 0
-			problems = append(problems, fmt.Sprintf("agentguard-%d was given no span: the routing did not spread the load", i+1))
-		}
-		total += n
-		loads = append(loads, fmt.Sprintf("%d", n))
-	}
-	spans := 0
-	for _, n := range in {
-		spans += n
-	}
-	if want := spans + verdictSpans(tier); total != want {
-		problems = append(problems, fmt.Sprintf("the tier passed on %d spans; it took %d and wrote %d verdict spans", total, spans, verdictSpans(tier)))
-	}
-	if n, err := harness.SpansPassedOn(filepath.Join(out, "single.log")); err != nil || n != spans+verdictSpans(single) {
-		problems = append(problems, fmt.Sprintf("the single collector passed on %d spans (%v); it took %d and wrote %d verdict spans", n, err, spans, verdictSpans(single)))
-	}
-
-	s := judgeSampling(in, spansByTrace(kept.Traces()), violatingTraces(tier))
-	problems = append(problems, s.problems...)
-
-	fmt.Fprintf(w, "\n%s routing (%s): %d verdicts from the single collector, %d from the tier of %d; spans passed on by each backend: %s\n",
-		routing, strings.Join(routerConfigs, " + "), len(single), len(tier), o.backends, strings.Join(loads, "/"))
-	fmt.Fprintf(w, "  sampler: kept %d of %d traces with a violation, %d of %d others (%d%%)\n",
-		s.violatingKept, s.violating, s.restKept, s.rest, o.samplePercent)
-	for _, p := range problems {
-		fmt.Fprintln(w, "  PROBLEM:", p)
-	}
-	if len(problems) == 0 {
-		fmt.Fprintf(w, "  the tier's verdicts are the single collector's\n")
-	}
-	return len(problems) == 0, nil
-}
-
 // post sends each request to the OTLP/HTTP receiver at addr, in order, as
 // an SDK's exporter does.
 func post(addr string, reqs [][]byte) error {
@@ -274,8 +91,6 @@ func post(addr string, reqs [][]byte) error {
 	}
 	return nil
 }
-
-func records(s *harness.LogSink) []plog.LogRecord { return s.Records() }
 
 // verdictSpans counts the verdict spans the verdicts were written on.
 func verdictSpans(vs []verdict) int {
@@ -297,4 +112,13 @@ func violatingTraces(vs []verdict) map[string]bool {
 		}
 	}
 	return out
+}
+
+// total adds up the spans of every trace.
+func total(spansByTrace map[string]int) int {
+	n := 0
+	for _, k := range spansByTrace {
+		n += k
+	}
+	return n
 }

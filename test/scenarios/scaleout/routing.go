@@ -1,0 +1,256 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentguard/agentguard/test/harness"
+)
+
+// routing is one routing's run: the tier (the router, the agentguard
+// backends, the sampler after them) and the single collector beside it, fed
+// the same requests.
+type routing struct {
+	options
+	name          string
+	routerConfigs []string // the router's configuration files, merged in order
+	sets          []string // --set on every agentguard collector
+	logDir        string   // the collectors' logs
+	decisionWait  time.Duration
+
+	singleSink, tierSink *harness.LogSink   // the single collector's verdicts, and the tier's
+	kept                 *harness.TraceSink // what the sampler passed on
+	running              procs
+}
+
+// newRouting sets a routing up by name: trace or conversation.
+func (o options) newRouting(name string) (*routing, error) {
+	r := &routing{options: o, name: name, logDir: filepath.Join(o.out, name),
+		sets: []string{"service::telemetry::metrics::level=none", "service::telemetry::logs::sampling::enabled=false"},
+		// The sampler holds each trace until a verdict decided at the end of
+		// its conversation can have come (group_timeout after the trace).
+		decisionWait: o.groupTimeout + settle + time.Second}
+	switch name {
+	case "trace":
+		r.routerConfigs = []string{filepath.Join(o.dir, "router.yaml")}
+		r.sets = append(r.sets, "processors::temporalcheck::group_by=trace_id")
+	case "conversation":
+		r.routerConfigs = []string{filepath.Join(o.dir, "router.yaml"), filepath.Join(o.dir, "router-conversation.yaml")}
+	default:
+		return nil, fmt.Errorf("unknown routing %q: trace or conversation", name)
+	}
+	return r, os.MkdirAll(r.logDir, 0o755)
+}
+
+// runRouting runs one routing: the tier and the single collector fed the
+// same requests; it reports whether they agreed.
+func (o options) runRouting(w io.Writer, name string, reqs [][]byte, in map[string]int) (bool, error) {
+	r, err := o.newRouting(name)
+	if err != nil {
+		return false, err
+	}
+	defer r.close()
+	if err := r.startSinks(); err != nil {
+		return false, err
+	}
+	singleAddr, routerAddr, err := r.startCollectors()
+	if err != nil {
+		return false, err
+	}
+	if err := r.play(reqs, singleAddr, routerAddr); err != nil {
+		return false, err
+	}
+	out := r.judge(in)
+	r.report(w, out)
+	return len(out.problems) == 0, nil
+}
+
+// startSinks starts the backends: one for each side's verdicts, one for
+// what the sampler keeps.
+func (r *routing) startSinks() error {
+	var err error
+	if r.singleSink, err = harness.StartLogSink(); err != nil {
+		return err
+	}
+	if r.tierSink, err = harness.StartLogSink(); err != nil {
+		return err
+	}
+	r.kept, err = harness.StartTraceSink()
+	return err
+}
+
+// close stops what is still running, collectors first.
+func (r *routing) close() {
+	r.running.stop()
+	if r.kept != nil {
+		r.kept.Close()
+	}
+	for _, s := range []*harness.LogSink{r.tierSink, r.singleSink} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+// start runs one collector, its log in logDir.
+func (r *routing) start(name string, opt harness.CollectorOptions) error {
+	opt.Log = r.log(name)
+	p, err := harness.StartCollector(opt)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	r.running = append(r.running, p)
+	return nil
+}
+
+func (r *routing) log(name string) string { return filepath.Join(r.logDir, name+".log") }
+
+func backendName(i int) string { return fmt.Sprintf("agentguard-%d", i+1) }
+
+// startCollectors starts the sampler, the tier's backends, the single
+// collector and the router on free loopback ports, and returns where the
+// requests go: the single collector's address and the router's.
+func (r *routing) startCollectors() (singleAddr, routerAddr string, err error) {
+	addrs, err := harness.FreeAddrs(3 + 2*r.backends)
+	if err != nil {
+		return "", "", err
+	}
+	samplerAddr, singleAddr, routerAddr := addrs[0], addrs[1], addrs[2]
+	if err := r.start("sampler", harness.CollectorOptions{Bin: r.router, Configs: []string{filepath.Join(r.dir, "sampler.yaml")},
+		Sets: []string{"service::telemetry::metrics::level=none"}, Env: []string{
+			"AGENTGUARD_SAMPLER_OTLP_HTTP=" + samplerAddr,
+			"AGENTGUARD_SAMPLER_EXPORT=" + r.kept.Endpoint(),
+			"AGENTGUARD_SAMPLER_WAIT=" + r.decisionWait.String(),
+			fmt.Sprintf("AGENTGUARD_SAMPLER_PERCENT=%d", r.samplePercent),
+		}}); err != nil {
+		return "", "", err
+	}
+	grpcAddrs := make([]string, r.backends)
+	for i := range r.backends {
+		httpAddr, grpcAddr := addrs[3+2*i], addrs[4+2*i]
+		grpcAddrs[i] = grpcAddr
+		if err := r.start(backendName(i), harness.CollectorOptions{Bin: r.collector, Configs: []string{r.config, filepath.Join(r.dir, "backend.yaml")},
+			Sets: r.sets, Env: append(r.agentguardEnv(httpAddr, r.tierSink),
+				"AGENTGUARD_OTLP_GRPC="+grpcAddr, "AGENTGUARD_SAMPLER=http://"+samplerAddr)}); err != nil {
+			return "", "", err
+		}
+	}
+	if err := r.start("single", harness.CollectorOptions{Bin: r.collector, Configs: []string{r.config}, Sets: r.sets,
+		Env: r.agentguardEnv(singleAddr, r.singleSink)}); err != nil {
+		return "", "", err
+	}
+	if err := r.start("router", harness.CollectorOptions{Bin: r.router, Configs: r.routerConfigs,
+		Sets: []string{"service::telemetry::metrics::level=none"}, Env: []string{
+			"AGENTGUARD_ROUTER_OTLP_HTTP=" + routerAddr,
+			"AGENTGUARD_BACKENDS=[" + strings.Join(grpcAddrs, ", ") + "]",
+		}}); err != nil {
+		return "", "", err
+	}
+	return singleAddr, routerAddr, nil
+}
+
+// agentguardEnv is the environment of an agentguard collector receiving on
+// httpAddr and sending its verdicts to sink.
+func (r *routing) agentguardEnv(httpAddr string, sink *harness.LogSink) []string {
+	return []string{"AGENTGUARD_OTLP_HTTP=" + httpAddr, "AGENTGUARD_VERDICTS_ENDPOINT=" + sink.Endpoint(),
+		"AGENTGUARD_GROUP_TIMEOUT=" + r.groupTimeout.String(),
+		// No collector ran before these: no conversation began elsewhere,
+		// and a verdict marked partial by the warm-up on one side only
+		// would differ for no fault of the routing.
+		"AGENTGUARD_WARM_UP=0s"}
+}
+
+// play sends the requests to the router and to the single collector at
+// once, waits for the conversations to end, their verdicts to come and the
+// sampler to decide, and stops the collectors.
+func (r *routing) play(reqs [][]byte, singleAddr, routerAddr string) error {
+	var wg sync.WaitGroup
+	var errRouter, errSingle error
+	wg.Go(func() { errRouter = post(routerAddr, reqs) })
+	wg.Go(func() { errSingle = post(singleAddr, reqs) })
+	wg.Wait()
+	if err := errors.Join(errRouter, errSingle, r.running.alive()); err != nil {
+		return err
+	}
+	sent := time.Now()
+	// The conversations end group_timeout after their last trace, and their
+	// end-of-conversation verdicts come then.
+	time.Sleep(time.Until(sent.Add(r.groupTimeout + settle)))
+	r.singleSink.WaitQuiet(time.Second, 20*time.Second)
+	r.tierSink.WaitQuiet(time.Second, 20*time.Second)
+	// The sampler decides decision_wait after a trace's first span.
+	time.Sleep(time.Until(sent.Add(r.groupTimeout + settle + r.decisionWait + time.Second)))
+	r.kept.WaitQuiet(time.Second, 20*time.Second)
+	if err := r.running.alive(); err != nil {
+		return err
+	}
+	r.running.stop()
+	r.running = nil
+	return nil
+}
+
+// outcome is one routing's run judged.
+type outcome struct {
+	single, tier []verdict
+	loads        []string // the spans each backend passed on
+	sampling     sampling
+	problems     []string
+}
+
+// judge compares the tier's verdicts with the single collector's, counts
+// the spans each passed on, and judges what the sampler kept.
+func (r *routing) judge(in map[string]int) outcome {
+	out := outcome{single: verdictsOf(r.singleSink.Records()), tier: verdictsOf(r.tierSink.Records())}
+	out.problems = verdictProblems(out.single, out.tier)
+	var spanProblems []string
+	out.loads, spanProblems = r.passedOn(total(in), out.single, out.tier)
+	out.problems = append(out.problems, spanProblems...)
+	out.sampling = judgeSampling(in, spansByTrace(r.kept.Traces()), violatingTraces(out.tier))
+	out.problems = append(out.problems, out.sampling.problems...)
+	return out
+}
+
+// passedOn checks that every span that entered a collector left it, with
+// the verdict spans, and returns the spans each backend passed on.
+func (r *routing) passedOn(spans int, single, tier []verdict) (loads, problems []string) {
+	sum := 0
+	for i := range r.backends {
+		n, err := harness.SpansPassedOn(r.log(backendName(i)))
+		if err != nil {
+			// A backend given nothing logged no batch: the routing put
+			// everything elsewhere (as on a key most spans lack).
+			n = 0
+			problems = append(problems, fmt.Sprintf("%s was given no span: the routing did not spread the load", backendName(i)))
+		}
+		sum += n
+		loads = append(loads, fmt.Sprintf("%d", n))
+	}
+	if want := spans + verdictSpans(tier); sum != want {
+		problems = append(problems, fmt.Sprintf("the tier passed on %d spans; it took %d and wrote %d verdict spans", sum, spans, verdictSpans(tier)))
+	}
+	if n, err := harness.SpansPassedOn(r.log("single")); err != nil || n != spans+verdictSpans(single) {
+		problems = append(problems, fmt.Sprintf("the single collector passed on %d spans (%v); it took %d and wrote %d verdict spans", n, err, spans, verdictSpans(single)))
+	}
+	return loads, problems
+}
+
+// report prints what the routing's run reported and its problems.
+func (r *routing) report(w io.Writer, out outcome) {
+	fmt.Fprintf(w, "\n%s routing (%s): %d verdicts from the single collector, %d from the tier of %d; spans passed on by each backend: %s\n",
+		r.name, strings.Join(r.routerConfigs, " + "), len(out.single), len(out.tier), r.backends, strings.Join(out.loads, "/"))
+	s := out.sampling
+	fmt.Fprintf(w, "  sampler: kept %d of %d traces with a violation, %d of %d others (%d%%)\n",
+		s.violatingKept, s.violating, s.restKept, s.rest, r.samplePercent)
+	for _, p := range out.problems {
+		fmt.Fprintln(w, "  PROBLEM:", p)
+	}
+	if len(out.problems) == 0 {
+		fmt.Fprintf(w, "  the tier's verdicts are the single collector's\n")
+	}
+}
