@@ -41,7 +41,7 @@ func BenchmarkPerEvent(b *testing.B) {
 	td, unsafe := benchTrace(false), benchTrace(true)
 	const eventsPerTrace = 40
 	run := func(b *testing.B, edit func(*Config), publish bool, body func(p *probProcessor, src *events.Source, st *group)) {
-		cfg, err := loadConfig(&testing.T{}, "stove")
+		cfg, err := loadConfig(b, "stove")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func BenchmarkThroughput(b *testing.B) {
 	b.Run("passthrough", func(b *testing.B) { fixtures.PassThrough(b, metadata.Type, tmpl) })
 	for name, score := range benchScores {
 		b.Run(name, func(b *testing.B) {
-			cfg, err := loadConfig(&testing.T{}, "stove")
+			cfg, err := loadConfig(b, "stove")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -135,7 +135,7 @@ func BenchmarkThroughputParallel(b *testing.B) {
 	b.Run("passthrough", func(b *testing.B) { fixtures.PassThroughParallel(b, metadata.Type, tmpl) })
 	for name, score := range benchScores {
 		b.Run(name, func(b *testing.B) {
-			cfg, err := loadConfig(&testing.T{}, "stove")
+			cfg, err := loadConfig(b, "stove")
 			if err != nil {
 				b.Fatal(err)
 			}

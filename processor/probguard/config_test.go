@@ -18,7 +18,7 @@ import (
 	"github.com/agentguard/agentguard/processor/probguard/internal/metadata"
 )
 
-func loadConfig(t *testing.T, name string) (*Config, error) {
+func loadConfig(t testing.TB, name string) (*Config, error) {
 	t.Helper()
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
 	if err != nil {

@@ -20,7 +20,7 @@ func BenchmarkThroughput(b *testing.B) {
 	tmpl := fixtures.Traces(b, "adk-weather/adk-bad-43-0.json")
 	b.Run("passthrough", func(b *testing.B) { fixtures.PassThrough(b, metadata.Type, tmpl) })
 	b.Run("temporalcheck", func(b *testing.B) {
-		cfg, err := loadConfig(&testing.T{}, "paper")
+		cfg, err := loadConfig(b, "paper")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func BenchmarkThroughputParallel(b *testing.B) {
 	tmpl := fixtures.Traces(b, "adk-weather/adk-bad-43-0.json")
 	b.Run("passthrough", func(b *testing.B) { fixtures.PassThroughParallel(b, metadata.Type, tmpl) })
 	b.Run("temporalcheck", func(b *testing.B) {
-		cfg, err := loadConfig(&testing.T{}, "paper")
+		cfg, err := loadConfig(b, "paper")
 		if err != nil {
 			b.Fatal(err)
 		}

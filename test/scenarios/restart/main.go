@@ -19,7 +19,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/agentguard/agentguard/internal/fixtures"
+	"github.com/agentguard/agentguard/internal/fixtures/stovetrace"
 	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/test/harness"
 )
@@ -160,7 +160,7 @@ func run(bin string, n int, storage bool) (got, marked int, err error) {
 func post(addr string, n, turn int, tool string) error {
 	td := ptrace.NewTraces()
 	for c := range n {
-		fixtures.StoveTrace(c*10+turn, fmt.Sprintf("conv-%02d", c), fixtures.ToolCall{Tool: tool}).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+		stovetrace.Trace(c*10+turn, fmt.Sprintf("conv-%02d", c), stovetrace.ToolCall{Tool: tool}).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 	}
 	body, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
 	if err != nil {
