@@ -58,10 +58,10 @@ func countKeys(t *testing.T, folder string) keyCount {
 	return c
 }
 
-// The README's Scaling table, measured on the real recorded traces: the
-// load-balancing exporter's attribute routing reads the first span of each
-// trace's batch, so it keeps a conversation together only on a key every
-// span carries. OpenInference and Traceloop put one on every span; Google
+// docs/scaling.md's table of frameworks, measured on the real recorded
+// traces: the load-balancing exporter's attribute routing reads the first
+// span of each trace's batch, so it keeps a conversation together only on a
+// key every span carries. OpenInference and Traceloop put one on every span; Google
 // ADK (Python and TypeScript) puts gen_ai.conversation.id on invoke_agent
 // spans only, and its session id on one other kind of span.
 func TestWhichFrameworksPutTheConversationOnEverySpan(t *testing.T) {

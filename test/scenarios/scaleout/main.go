@@ -3,8 +3,8 @@
 // a tier of agentguard collectors behind it, and a sampler after them (the
 // same router binary, tail_sampling on agentguard.violation). It plays the
 // weather agents' conversations once through the OpenTelemetry SDK (the
-// conversation id copied from baggage onto every span, as README's Scaling
-// section says an application does), records the export requests, and
+// conversation id copied from baggage onto every span, as docs/scaling.md
+// says an application does), records the export requests, and
 // sends the same bytes to the router and to one collector alone.
 //
 // For each routing it checks that the tier reported exactly the single

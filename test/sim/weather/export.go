@@ -33,7 +33,7 @@ func Conversations(strong, weak, keeps int, seed uint64) []Conversation {
 // Export plays the conversations (the i-th starting i seconds after now)
 // through the OpenTelemetry SDK, exported over OTLP/HTTP to addr (host:port)
 // as an instrumented agent would. With baggage, a BaggageSpanProcessor copies
-// the conversation id onto every span, as README's Scaling section says an
+// the conversation id onto every span, as docs/scaling.md says an
 // application does; without, it is on ADK's invoke_agent spans only.
 func Export(ctx context.Context, addr string, convs []Conversation, baggage bool) error {
 	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(addr), otlptracehttp.WithInsecure())
