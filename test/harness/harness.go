@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -55,23 +56,43 @@ func PostTraces(addr, contentType string, body []byte) (time.Time, error) {
 	return at, nil
 }
 
-// serve serves h on a free loopback port until the server is closed.
-func serve(h http.Handler) (*http.Server, string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, "", err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	return srv, l.Addr().String(), nil
+// endpoint is what both sinks are: an HTTP server on a free loopback port,
+// which knows when its last request came. Its mutex also guards what the
+// sink keeps.
+type endpoint struct {
+	srv  *http.Server
+	addr string
+	mu   sync.Mutex
+	last time.Time
 }
 
-// waitQuiet waits until nothing has come for quiet (after a first arrival;
-// last says when the latest came, zero before any), or until limit.
-func waitQuiet(last func() time.Time, quiet, limit time.Duration) {
+// serve serves h on a free loopback port until Close.
+func (e *endpoint) serve(h http.Handler) error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	e.addr = l.Addr().String()
+	e.srv = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = e.srv.Serve(l) }()
+	return nil
+}
+
+// Addr is host:port.
+func (e *endpoint) Addr() string { return e.addr }
+
+// Close stops the server.
+func (e *endpoint) Close() error { return e.srv.Close() }
+
+// WaitQuiet waits until nothing has come for quiet (after a first
+// request), or until limit.
+func (e *endpoint) WaitQuiet(quiet, limit time.Duration) {
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
-		if l := last(); !l.IsZero() && time.Since(l) > quiet {
+		e.mu.Lock()
+		last := e.last
+		e.mu.Unlock()
+		if !last.IsZero() && time.Since(last) > quiet {
 			return
 		}
 	}

@@ -3,7 +3,6 @@ package harness
 import (
 	"io"
 	"net/http"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -14,12 +13,9 @@ import (
 // (protobuf) log exports, the collector's verdict log records, and keeps the
 // records with when each arrived.
 type LogSink struct {
-	srv  *http.Server
-	addr string
-	mu   sync.Mutex
+	endpoint
 	recs []plog.LogRecord
 	at   []time.Time // when each record arrived
-	last time.Time
 }
 
 // Received is a record and when it arrived.
@@ -31,20 +27,12 @@ type Received struct {
 // StartLogSink listens on a free loopback port.
 func StartLogSink() (*LogSink, error) {
 	s := &LogSink{}
-	var err error
-	s.srv, s.addr, err = serve(s)
-	return s, err
+	return s, s.serve(s)
 }
-
-// Addr is host:port.
-func (s *LogSink) Addr() string { return s.addr }
 
 // Endpoint is the OTLP/HTTP logs URL, http://Addr/v1/logs: what
 // AGENTGUARD_VERDICTS_ENDPOINT is set to.
 func (s *LogSink) Endpoint() string { return "http://" + s.addr + "/v1/logs" }
-
-// Close stops the server.
-func (s *LogSink) Close() error { return s.srv.Close() }
 
 // ServeHTTP takes one export request.
 func (s *LogSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -108,14 +96,4 @@ func (s *LogSink) WaitFor(n int, limit time.Duration) bool {
 			return false
 		}
 	}
-}
-
-// WaitQuiet waits until no record has come for quiet (after a first one),
-// or until limit.
-func (s *LogSink) WaitQuiet(quiet, limit time.Duration) { waitQuiet(s.lastArrival, quiet, limit) }
-
-func (s *LogSink) lastArrival() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.last
 }

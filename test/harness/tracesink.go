@@ -3,7 +3,6 @@ package harness
 import (
 	"io"
 	"net/http"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -14,30 +13,18 @@ import (
 // each export request as it came (protobuf), to replay the same bytes to
 // several collectors, and to count what a collector or sampler passed on.
 type TraceSink struct {
-	srv    *http.Server
-	addr   string
-	mu     sync.Mutex
+	endpoint
 	bodies [][]byte
-	last   time.Time
 }
 
 // StartTraceSink listens on a free loopback port.
 func StartTraceSink() (*TraceSink, error) {
 	s := &TraceSink{}
-	var err error
-	s.srv, s.addr, err = serve(s)
-	return s, err
+	return s, s.serve(s)
 }
-
-// Addr is host:port: what an SDK's or a collector's OTLP/HTTP exporter is
-// pointed at.
-func (s *TraceSink) Addr() string { return s.addr }
 
 // Endpoint is the OTLP/HTTP traces URL, http://Addr/v1/traces.
 func (s *TraceSink) Endpoint() string { return "http://" + s.addr + "/v1/traces" }
-
-// Close stops the server.
-func (s *TraceSink) Close() error { return s.srv.Close() }
 
 // ServeHTTP takes one export request.
 func (s *TraceSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -74,14 +61,4 @@ func (s *TraceSink) Traces() []ptrace.Traces {
 		out = append(out, req.Traces())
 	}
 	return out
-}
-
-// WaitQuiet waits until nothing has come for quiet (after a first request),
-// or until limit.
-func (s *TraceSink) WaitQuiet(quiet, limit time.Duration) { waitQuiet(s.lastArrival, quiet, limit) }
-
-func (s *TraceSink) lastArrival() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.last
 }
