@@ -28,6 +28,16 @@ const (
 	ReportAll Report = "all"
 )
 
+// Judge says when spans are judged.
+type Judge string
+
+const (
+	// JudgeWhenComplete holds each trace until it is complete.
+	JudgeWhenComplete Judge = "when_complete"
+	// JudgeOnArrival judges each batch as it arrives.
+	JudgeOnArrival Judge = "on_arrival"
+)
+
 // GroupByTrace makes each trace a sequence of its own.
 const GroupByTrace = sequence.ByTraceID
 
@@ -50,6 +60,16 @@ type Config struct {
 	// MaxThreads caps the live evaluations of one assertion in one group
 	// (default 100000); past it they are abandoned with an error verdict.
 	MaxThreads int `mapstructure:"max_threads"`
+	// Judge: when_complete (default) holds each trace until wait or
+	// root_wait says it is complete and judges its events in start order;
+	// on_arrival judges each batch as it arrives, once its trace's group is
+	// known, as probguard's score: on_arrival does, so that an agent asking
+	// the risk endpoint after a flush is answered on everything it flushed.
+	// A span that comes after a later-starting event of its group was judged
+	// is judged as the continuation and marks the group out_of_order; a
+	// trace's group stays open until group_timeout, so its end-of-sequence
+	// verdicts come then.
+	Judge Judge `mapstructure:"judge"`
 	// RiskEndpoint is the component ID of a riskendpoint extension (listed
 	// in service::extensions) that asks this processor's assertions before
 	// an agent acts: what the proposed action would decide. Unset: none.
@@ -69,6 +89,7 @@ func createDefaultConfig() *Config {
 			CheckpointInterval: 10 * time.Second,
 		},
 		Report:            ReportViolations,
+		Judge:             JudgeWhenComplete,
 		MaxEventsPerGroup: 10_000,
 		MaxThreads:        texpr.DefaultMaxThreads,
 	}
@@ -78,6 +99,9 @@ func createDefaultConfig() *Config {
 // processor is created (and fails it, so nothing starts).
 func (c *Config) Validate() error {
 	errs := []error{c.Settings.Check()}
+	if c.Judge != JudgeWhenComplete && c.Judge != JudgeOnArrival {
+		errs = append(errs, fmt.Errorf("judge: unknown value %q: valid values are %q and %q", c.Judge, JudgeWhenComplete, JudgeOnArrival))
+	}
 	if c.Report != ReportViolations && c.Report != ReportAll {
 		errs = append(errs, fmt.Errorf("report: unknown value %q: valid values are %q and %q", c.Report, ReportViolations, ReportAll))
 	}

@@ -78,6 +78,10 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 	}
 	scfg := cfg.StageConfig()
 	scfg.Late, scfg.Scope, scfg.ID = stage.LatePass, metadata.ScopeName, id
+	if cfg.Judge == JudgeOnArrival {
+		// A trace judged on arrival goes on in batches: later spans continue its group.
+		scfg.Late, scfg.OnArrival = stage.LateContinue, true
+	}
 	s, err := stage.New(scfg, set, next, tel.Stage, func() (*events.Source, error) { return events.NewSource(cfg.Config, cfg.GroupBy, set) }, c)
 	if err != nil {
 		return nil, err
