@@ -3,6 +3,7 @@ package riskendpoint
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,10 +39,20 @@ const (
 
 // Decider is what a processor registers to answer decisions.
 type Decider interface {
-	// Decide answers what action (one span, in the conventions the
-	// predicates read) would mean as group's next spans. It must change
-	// nothing, and return ctx's error if ctx ends first.
-	Decide(ctx context.Context, group string, action ptrace.Traces) (Answer, error)
+	// Decide answers what q's action would mean as its group's next spans.
+	// It must change nothing, and return an error if ctx ends first.
+	Decide(ctx context.Context, q Question) (Answer, error)
+}
+
+// Question is one question, as each processor is asked it.
+type Question struct {
+	Group string
+	// AfterSpanID, if set, is a span the agent exported before asking: the
+	// answer waits until it is judged.
+	AfterSpanID pcommon.SpanID
+	// Action is one span, in the conventions the predicates read; each
+	// processor has its own copy.
+	Action ptrace.Traces
 }
 
 // Answer is one processor's answer.
@@ -112,7 +123,8 @@ func (r *deciders) all() (names []string, ds []Decider) {
 
 // decisionRequest is the body of a question.
 type decisionRequest struct {
-	Action *action `json:"action"`
+	Action      *action `json:"action"`
+	AfterSpanID string  `json:"after_span_id"`
 }
 
 // action is exactly one of a tool call, a transfer, or a span.
@@ -144,31 +156,34 @@ func (e *endpoint) serveDecision(w http.ResponseWriter, r *http.Request, group s
 		reply(w, http.StatusMethodNotAllowed, problem{fmt.Sprintf("method %s: a decision is asked with POST", r.Method)})
 		return
 	}
-	td, status, err := readAction(r.Body)
+	q, status, err := readQuestion(r.Body)
 	if err != nil {
 		reply(w, status, problem{err.Error()})
 		return
 	}
+	q.Group = group
 	names, ds := e.deciders.all()
 	if len(ds) == 0 {
 		reply(w, http.StatusServiceUnavailable, problem{"no processor answers decisions: set risk_endpoint on temporalcheck or probguard"})
 		return
 	}
-	reply(w, http.StatusOK, e.decide(r.Context(), group, td, names, ds))
+	reply(w, http.StatusOK, e.decide(r.Context(), q, names, ds))
 }
 
 // decide asks every decider at once, each within max_wait, and joins their
 // answers.
-func (e *endpoint) decide(ctx context.Context, group string, td ptrace.Traces, names []string, ds []Decider) DecisionResponse {
+func (e *endpoint) decide(ctx context.Context, q Question, names []string, ds []Decider) DecisionResponse {
+	group := q.Group
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.MaxWait)
 	defer cancel()
 	answers := make([]Answer, len(ds))
 	errs := make([]error, len(ds))
 	var wg sync.WaitGroup
 	for i, d := range ds {
-		action := ptrace.NewTraces()
-		td.CopyTo(action) // a decider may set the group's service.name on it
-		wg.Go(func() { answers[i], errs[i] = d.Decide(ctx, group, action) })
+		own := q
+		own.Action = ptrace.NewTraces()
+		q.Action.CopyTo(own.Action) // a decider may set the group's service.name on it
+		wg.Go(func() { answers[i], errs[i] = d.Decide(ctx, own) })
 	}
 	wg.Wait()
 	resp := DecisionResponse{Decision: Allow, Reasons: []Reason{}, Matched: []string{}}
@@ -221,29 +236,38 @@ func worseHistory(a, b string) string {
 	return a
 }
 
-// readAction decodes a question's body into the action's span, or says
-// what is wrong with it and the status to answer.
-func readAction(body io.Reader) (ptrace.Traces, int, error) {
+// readQuestion decodes a question's body (but its group), or says what is
+// wrong with it and the status to answer.
+func readQuestion(body io.Reader) (Question, int, error) {
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	var req decisionRequest
 	if err := dec.Decode(&req); err != nil {
 		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-			return ptrace.Traces{}, http.StatusRequestEntityTooLarge, fmt.Errorf("body: larger than max_request_body_size")
+			return Question{}, http.StatusRequestEntityTooLarge, fmt.Errorf("body: larger than max_request_body_size")
 		}
-		return ptrace.Traces{}, http.StatusBadRequest, fmt.Errorf("body: %w; want {\"action\": {\"tool\": ..., \"arguments\": {...}}}, {\"action\": {\"transfer_to\": ...}} or {\"action\": {\"span\": <OTLP/JSON span>}}", err)
+		return Question{}, http.StatusBadRequest, fmt.Errorf("body: %w; want {\"action\": {\"tool\": ..., \"arguments\": {...}}}, {\"action\": {\"transfer_to\": ...}} or {\"action\": {\"span\": <OTLP/JSON span>}}", err)
 	}
 	if dec.More() {
-		return ptrace.Traces{}, http.StatusBadRequest, errors.New("body: one JSON object expected, more follows it")
+		return Question{}, http.StatusBadRequest, errors.New("body: one JSON object expected, more follows it")
 	}
 	if req.Action == nil {
-		return ptrace.Traces{}, http.StatusBadRequest, errors.New("action: required")
+		return Question{}, http.StatusBadRequest, errors.New("action: required")
+	}
+	var q Question
+	if req.AfterSpanID != "" {
+		b, err := hex.DecodeString(req.AfterSpanID)
+		if err != nil || len(b) != len(q.AfterSpanID) {
+			return Question{}, http.StatusBadRequest, fmt.Errorf("after_span_id: %q is not a span ID (16 hex digits)", req.AfterSpanID)
+		}
+		copy(q.AfterSpanID[:], b)
 	}
 	td, err := req.Action.traces()
 	if err != nil {
-		return ptrace.Traces{}, http.StatusBadRequest, err
+		return Question{}, http.StatusBadRequest, err
 	}
-	return td, 0, nil
+	q.Action = td
+	return q, 0, nil
 }
 
 // traces is the action as one span, written in every convention the

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -21,12 +22,14 @@ type recordingDecider struct {
 	delay  time.Duration
 	asked  []ptrace.Span
 	groups []string
+	after  []pcommon.SpanID
 }
 
-func (d *recordingDecider) Decide(ctx context.Context, group string, action ptrace.Traces) (Answer, error) {
+func (d *recordingDecider) Decide(ctx context.Context, q Question) (Answer, error) {
 	d.mu.Lock()
-	d.asked = append(d.asked, action.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0))
-	d.groups = append(d.groups, group)
+	d.asked = append(d.asked, q.Action.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0))
+	d.groups = append(d.groups, q.Group)
+	d.after = append(d.after, q.AfterSpanID)
 	d.mu.Unlock()
 	select {
 	case <-time.After(d.delay):
@@ -69,10 +72,13 @@ func TestDecisionJoinsTheProcessorsAnswers(t *testing.T) {
 		Reasons: []Reason{{Processor: "probguard", PSafe: &p, Effect: Warn, Explanation: "P(stay safe) = 0.31 < 0.7"}}}}
 	defer e.Register("temporalcheck", te)()
 	defer e.Register("probguard", pg)()
-	status, d, raw := post(t, url+"/v1/groups/conv%2F1/decisions", `{"action": {"transfer_to": "greeting_agent"}}`)
+	status, d, raw := post(t, url+"/v1/groups/conv%2F1/decisions", `{"action": {"transfer_to": "greeting_agent"}, "after_span_id": "5ab1d52ffe8645bc"}`)
 	if status != http.StatusOK || d.Decision != Deny || len(d.Reasons) != 2 || d.Group == nil || *d.Group != "conv/1" ||
 		d.Event != 4 || d.History != "partial" || strings.Join(d.Matched, ",") != "away,xferToGreeting" || d.Stale {
 		t.Fatalf("status %d: %s", status, raw)
+	}
+	if te.after[0].String() != "5ab1d52ffe8645bc" || pg.after[0] != te.after[0] {
+		t.Errorf("asked after %v and %v", te.after[0], pg.after[0])
 	}
 	span := te.asked[0]
 	if to, _ := span.Attributes().Get("gen_ai.handoff.to_agent"); to.Str() != "greeting_agent" || te.groups[0] != "conv/1" {
@@ -131,7 +137,8 @@ func TestDecisionRefusals(t *testing.T) {
 	}{
 		{`{"action": {"tool": "x"`, 400, "body: unexpected EOF"},
 		{`{"action": {"tool": "x", "args": {}}}`, 400, `unknown field \"args\"`},
-		{`{"action": {"tool": "x"}, "after_span_id": "5ab1"}`, 400, `unknown field \"after_span_id\"`},
+		{`{"action": {"tool": "x"}, "after_span_id": "5ab1"}`, 400, `after_span_id: \"5ab1\" is not a span ID`},
+		{`{"action": {"tool": "x"}, "when": 1}`, 400, `unknown field \"when\"`},
 		{`{}`, 400, "action: required"},
 		{`{"action": {}}`, 400, "give exactly one of tool, transfer_to and span, got 0"},
 		{`{"action": {"tool": "x", "transfer_to": "y"}}`, 400, "got 2"},

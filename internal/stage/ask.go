@@ -2,7 +2,10 @@ package stage
 
 import (
 	"context"
+	"errors"
+	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/internal/core/sequence"
@@ -27,26 +30,57 @@ type Hypothesis[G any] struct {
 	Matched []string
 }
 
+// ErrNotJudged is Ask's error when the span it was to wait for was not
+// judged before its context ended.
+var ErrNotJudged = errors.New("the span asked after was not judged in time")
+
 // Ask classifies action as the next spans of group key and calls answer
 // with what it would be, on the worker that owns the group, after the work
 // handed to that worker before it, so that the answer covers every span
-// taken in before. Neither the group's state nor its latches change: the
-// action is classified from a copy of them, and answer must only read. Ask
-// returns ctx's error if it ends first (answer may still run later).
-func (s *Stage[G]) Ask(ctx context.Context, key string, action ptrace.Traces, answer func(Hypothesis[G])) error {
+// taken in before. With after (not empty), it first waits until the span
+// of that ID has been judged (Config.RememberJudged). Neither the group's
+// state nor its latches change: the action is classified from a copy of
+// them, and answer must only read. Ask returns ctx's error, or
+// ErrNotJudged, if ctx ends first; answer may then still run later, and must
+// not rely on the caller waiting for it.
+func (s *Stage[G]) Ask(ctx context.Context, key string, after pcommon.SpanID, action ptrace.Traces, answer func(Hypothesis[G])) error {
 	s.ensureWorkers()
-	done := make(chan struct{})
-	q := func(w *worker[G]) {
-		defer close(done)
-		answer(w.hypothesis(key, action))
+	if !after.IsEmpty() && s.cfg.RememberJudged <= 0 {
+		return errors.New("this processor does not remember the spans it judged: it cannot wait for one")
 	}
-	i := s.workerOf(key)
-	s.workers[i].in.put(work[G]{query: q})
+	wait := time.Millisecond
+	for {
+		answered, err := s.askOnce(ctx, key, after, action, answer)
+		if err != nil || answered {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ErrNotJudged
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 20*time.Millisecond)
+	}
+}
+
+// askOnce puts the question to the worker; answered is false when the span
+// asked after is not judged yet.
+func (s *Stage[G]) askOnce(ctx context.Context, key string, after pcommon.SpanID, action ptrace.Traces, answer func(Hypothesis[G])) (bool, error) {
+	done := make(chan bool, 1)
+	q := func(w *worker[G]) {
+		if !after.IsEmpty() && !w.judged.has(after) {
+			done <- false
+			return
+		}
+		answer(w.hypothesis(key, action))
+		done <- true
+	}
+	s.workers[s.workerOf(key)].in.put(work[G]{query: q})
 	select {
-	case <-done:
-		return nil
+	case answered := <-done:
+		return answered, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return false, ctx.Err()
 	}
 }
 

@@ -61,6 +61,11 @@ const (
 	LateContinue
 )
 
+// JudgedForQuestions is how many judged span IDs each worker keeps when
+// questions may wait for one (RememberJudged; about 1 MB a worker): an agent
+// asks about the span it exported last, moments after.
+const JudgedForQuestions = 1 << 15
+
 // Config is what a processor tells the stage.
 type Config struct {
 	Bounds
@@ -101,6 +106,9 @@ type Config struct {
 	// group already judged is out of order: counted (OutOfOrderEvents) and
 	// judged as the continuation. Needs Late: LateContinue.
 	OnArrival bool
+	// RememberJudged is how many of the span IDs it judged last each worker
+	// keeps, so that Ask can wait for one (0: none, and Ask cannot wait).
+	RememberJudged int
 }
 
 // PositiveDuration reports a duration field that is not positive.

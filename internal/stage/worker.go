@@ -30,6 +30,7 @@ type worker[G any] struct {
 	verdicts  verdictSpans
 	services  map[string]*string // service names, interned: many groups share one
 	forgotten *forgotten         // groups max_traces ended early
+	judged    *judgedSpans       // nil unless Config.RememberJudged
 	index     int                // its slot in a snapshot
 }
 
@@ -58,7 +59,7 @@ func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups in
 	return &worker[G]{
 		s: s, src: src, in: newInbox[G](), stopped: make(chan struct{}),
 		groups: NewRecent[*group[G]](), maxGroups: maxGroups, tally: s.watch.newTally(), services: map[string]*string{},
-		forgotten: newForgotten(maxGroups), index: int(seed),
+		forgotten: newForgotten(maxGroups), index: int(seed), judged: rememberJudged(s.cfg.RememberJudged),
 		verdicts: verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
 	}
 }
@@ -153,6 +154,9 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 		g.latest = max(g.latest, traceStart)
 	}
 	evs, errs := w.src.Extract(td, &g.latch)
+	if w.judged != nil {
+		w.judged.addAll(td)
+	}
 	w.s.countErrors(ctx, errs)
 	if w.s.cfg.OnArrival || traceStart == 0 {
 		// Judged as they arrive, or late: an event may come after a later
@@ -183,6 +187,13 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 	if own && w.s.cfg.Late == LatePass {
 		w.end(ctx, b, key, endComplete, now)
 	}
+}
+
+func rememberJudged(size int) *judgedSpans {
+	if size <= 0 {
+		return nil
+	}
+	return newJudgedSpans(size)
 }
 
 // countOutOfOrder counts the events that start before an event the group

@@ -3,8 +3,6 @@ package probguard
 import (
 	"context"
 
-	"go.opentelemetry.io/collector/pdata/ptrace"
-
 	"github.com/agentguard/agentguard/extension/riskendpoint"
 	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/internal/core/guard"
@@ -18,9 +16,9 @@ import (
 // enforce gives. The group does not change. The action is classified by
 // the predicates as its span stands before the call: a predicate over the
 // call's result cannot hold yet.
-func (p *probProcessor) Decide(ctx context.Context, key string, action ptrace.Traces) (riskendpoint.Answer, error) {
+func (p *probProcessor) Decide(ctx context.Context, q riskendpoint.Question) (riskendpoint.Answer, error) {
 	out := make(chan riskendpoint.Answer, 1)
-	err := p.Ask(ctx, key, action, func(h stage.Hypothesis[*group]) { out <- p.answer(h) })
+	err := p.Ask(ctx, q.Group, q.AfterSpanID, q.Action, func(h stage.Hypothesis[*group]) { out <- p.answer(h) })
 	if err != nil {
 		return riskendpoint.Answer{}, err
 	}

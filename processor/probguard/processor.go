@@ -85,6 +85,9 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 	}
 	scfg := cfg.StageConfig()
 	scfg.Late, scfg.OnArrival, scfg.Scope, scfg.ID = stage.LateContinue, cfg.Score == ScoreOnArrival, metadata.ScopeName, id
+	if cfg.RiskEndpoint != nil {
+		scfg.RememberJudged = stage.JudgedForQuestions
+	}
 	scfg.AfterTick = func() { p.maybeLearn(context.Background(), false) }
 	// The learned counts are checkpointed with the groups, to learn.output,
 	// which a start goes on from.

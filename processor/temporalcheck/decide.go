@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
 	"github.com/agentguard/agentguard/extension/riskendpoint"
@@ -54,9 +53,9 @@ func (p *temporalProcessor) Shutdown(ctx context.Context) error {
 // violations its assertions would report, each with the effect its enforce
 // gives, from a replay of the group on the worker that owns it. The group
 // does not change.
-func (p *temporalProcessor) Decide(ctx context.Context, group string, action ptrace.Traces) (riskendpoint.Answer, error) {
+func (p *temporalProcessor) Decide(ctx context.Context, q riskendpoint.Question) (riskendpoint.Answer, error) {
 	out := make(chan riskendpoint.Answer, 1)
-	err := p.Ask(ctx, group, action, func(h stage.Hypothesis[*assertion.Group]) { out <- p.answer(group, h) })
+	err := p.Ask(ctx, q.Group, q.AfterSpanID, q.Action, func(h stage.Hypothesis[*assertion.Group]) { out <- p.answer(q.Group, h) })
 	if err != nil {
 		return riskendpoint.Answer{}, err
 	}

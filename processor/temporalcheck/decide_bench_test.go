@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/ptrace"
-
 	"github.com/agentguard/agentguard/extension/riskendpoint"
 	"github.com/agentguard/agentguard/extension/riskendpoint/riskendpointtest"
 	"github.com/agentguard/agentguard/internal/fixtures"
@@ -20,7 +18,7 @@ import (
 // noDecider answers every question at once: the endpoint's own cost.
 type noDecider struct{}
 
-func (noDecider) Decide(context.Context, string, ptrace.Traces) (riskendpoint.Answer, error) {
+func (noDecider) Decide(context.Context, riskendpoint.Question) (riskendpoint.Answer, error) {
 	return riskendpoint.Answer{Open: true}, nil
 }
 

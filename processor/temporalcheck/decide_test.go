@@ -37,16 +37,19 @@ func asker(t testing.TB, enforce string) (*temporalProcessor, *fakeClock, string
 	return p, clock, url
 }
 
+// ask posts a question; it reports a failure with t.Errorf, so that a
+// test may ask from another goroutine.
 func ask(t *testing.T, url, group, body string) riskendpoint.DecisionResponse {
 	t.Helper()
+	var d riskendpoint.DecisionResponse
 	resp, err := http.Post(url+"/v1/groups/"+group+"/decisions", "application/json", strings.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return d
 	}
 	defer resp.Body.Close()
-	var d riskendpoint.DecisionResponse
 	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s: %d, %v", body, resp.StatusCode, err)
+		t.Errorf("%s: %d, %v", body, resp.StatusCode, err)
 	}
 	return d
 }
@@ -110,7 +113,7 @@ func TestQuestionsChangeNoVerdict(t *testing.T) {
 			clock.t = clock.t.Add(time.Minute)
 			p.Tick(clock.t)
 			for range questions {
-				if _, err := p.Decide(context.Background(), "c1", fixtures.StoveTrace(99, "c1", fixtures.ToolCall{Tool: "say_goodbye"})); err != nil {
+				if _, err := p.Decide(context.Background(), riskendpoint.Question{Group: "c1", Action: fixtures.StoveTrace(99, "c1", fixtures.ToolCall{Tool: "say_goodbye"})}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -121,5 +124,38 @@ func TestQuestionsChangeNoVerdict(t *testing.T) {
 	without, with := run(0), run(100)
 	if !slices.Equal(without, with) || len(without) == 0 {
 		t.Errorf("verdicts without questions %v, with %v", without, with)
+	}
+}
+
+// Asked after a span, the answer waits until that span is judged: judged on
+// arrival, a transfer the agent flushed just after asking is in the answer;
+// a span that never comes makes the answer stale after max_wait.
+func TestDecisionWaitsForTheSpanAskedAfter(t *testing.T) {
+	ext, url := riskendpointtest.Start(t)
+	id := component.MustNewID("riskendpoint")
+	p, _ := createProcessor(t, "conversation", func(c *Config) {
+		c.RiskEndpoint, c.Judge = &id, JudgeOnArrival
+		c.Assertions[0].Enforce = "deny"
+		c.WarmUp = new(time.Duration)
+	})
+	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+
+	td := fixtures.StoveTrace(0, "c1", fixtures.ToolCall{Tool: "transfer_to_greeting_agent"})
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	last := spans.At(spans.Len() - 1).SpanID().String()
+	answered := make(chan riskendpoint.DecisionResponse, 1)
+	go func() {
+		answered <- ask(t, url, "c1", `{"action": {"tool": "get_weather"}, "after_span_id": "`+last+`"}`)
+	}()
+	time.Sleep(20 * time.Millisecond) // the question waits for the span
+	feed(t, p, td)
+	if d := <-answered; d.Decision != riskendpoint.Deny || d.Stale {
+		t.Errorf("asked after the transfer, sent after the question: %+v", d)
+	}
+	if d := ask(t, url, "c1", `{"action": {"tool": "get_weather"}, "after_span_id": "00000000000000aa"}`); !d.Stale || d.Decision != riskendpoint.Allow {
+		t.Errorf("asked after a span never sent: %+v", d)
 	}
 }

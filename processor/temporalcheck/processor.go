@@ -78,6 +78,9 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 	}
 	scfg := cfg.StageConfig()
 	scfg.Late, scfg.Scope, scfg.ID = stage.LatePass, metadata.ScopeName, id
+	if cfg.RiskEndpoint != nil {
+		scfg.RememberJudged = stage.JudgedForQuestions
+	}
 	if cfg.Judge == JudgeOnArrival {
 		// A trace judged on arrival goes on in batches: later spans continue its group.
 		scfg.Late, scfg.OnArrival = stage.LateContinue, true
