@@ -9,12 +9,23 @@
 // conversations.jsonl (each conversation to play, written first: its ID,
 // which is its gen_ai.conversation.id, its kind and the assertion that must
 // catch it).
+// On stdout, one JSON line a conversation once it is played: its ID and
+// kind, the tools that ran ({agent, tool, args}, a transfer as
+// transfer_to_agent with its agentName), whether it completed (every turn as
+// scripted, the last ending in the model's final answer), and, with the
+// guard, its decisions and what it denied.
+//
+// With AGENTGUARD_DECISIONS set (the collector's decisions endpoint, e.g.
+// http://127.0.0.1:4320) the agentguard plugin (guard.js) asks before every
+// tool call and transfer, and keeps a denied one from running; the model is
+// told so as the tool's result. Without it the app is unguarded.
 // Exit status 1 when a script did not match what ADK did, the collector
 // refused an export, or a span that ended was never exported.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { InMemoryRunner } from '@google/adk';
+import { InMemoryRunner, isFinalResponse } from '@google/adk';
+import { AgentguardPlugin, GuardSpans } from './guard.js';
 import { Script } from './scripted_llm.js';
 import { startTracing } from './telemetry.js';
 import { KINDS, USER_TURNS, team } from './weather_agents.js';
@@ -53,18 +64,35 @@ function positive(flag, value) {
   return v;
 }
 
-/** play runs one conversation, each user turn to the end of ADK's events. */
-async function play(id, kind) {
+// The guard, when asked for: its span processor goes on the tracer provider,
+// its decisions to the conversation's outcome.
+const decisions = new Map(); // conversation ID -> the guard's decisions in it
+const guardSpans = process.env.AGENTGUARD_DECISIONS ? new GuardSpans() : undefined;
+const guard = guardSpans
+  ? new AgentguardPlugin({ spans: guardSpans, onDecision: (d) => decisions.get(d.session)?.push(d) })
+  : undefined;
+
+/**
+ * play runs one conversation, each user turn to the end of ADK's events,
+ * into outcome: the tools that ran, and the final answer.
+ */
+async function play(id, kind, outcome) {
   const script = new Script(id, KINDS[kind].turns);
-  const runner = new InMemoryRunner({ agent: team(script), appName: APP });
+  const ran = (agent, tool, args) => outcome.ran.push({ agent, tool, args });
+  const runner = new InMemoryRunner({ agent: team(script, ran), appName: APP, plugins: guard ? [guard] : [] });
   await runner.sessionService.createSession({ appName: APP, userId: USER, sessionId: id });
   for (const words of USER_TURNS) {
     script.startTurn();
     const newMessage = { role: 'user', parts: [{ text: words }] };
+    outcome.final = null;
     for await (const event of runner.runAsync({ userId: USER, sessionId: id, newMessage })) {
       if (event.errorCode || event.errorMessage) {
         throw new Error(`${id}: ADK reported ${event.errorCode}: ${event.errorMessage}`);
       }
+      // transfer_to_agent sets this only when it runs.
+      if (event.actions?.transferToAgent) ran(event.author, 'transfer_to_agent', { agentName: event.actions.transferToAgent });
+      const text = event.content?.parts?.map((p) => p.text ?? '').join('');
+      if (isFinalResponse(event) && text) outcome.final = text;
     }
     script.endTurn();
     // The user's next message comes in a later turn of the event loop, as
@@ -92,6 +120,7 @@ const shutdown = startTracing({
   endpoint: opts.endpoint,
   spansFile: path.join(opts.out, 'spans.jsonl'),
   exportsFile: path.join(opts.out, 'exports.jsonl'),
+  spanProcessors: guardSpans ? [guardSpans] : [],
 });
 let failed = 0;
 const queue = [...todo];
@@ -101,12 +130,19 @@ const start = performance.now();
 await Promise.all(
   Array.from({ length: concurrency }, async () => {
     for (let c = queue.shift(); c; c = queue.shift()) {
+      const outcome = { id: c.id, kind: c.kind, guarded: Boolean(guard), completed: false, final: null, ran: [] };
+      decisions.set(c.id, []);
       try {
-        await play(c.id, c.kind);
+        await play(c.id, c.kind, outcome);
+        outcome.completed = outcome.final !== null;
       } catch (err) {
         failed++;
+        outcome.error = String(err.message ?? err);
         console.error(`live app: ${c.id}: ${err.stack ?? err}`);
       }
+      if (guard) outcome.decisions = decisions.get(c.id);
+      decisions.delete(c.id);
+      process.stdout.write(JSON.stringify(outcome) + '\n');
     }
   }),
 );

@@ -107,7 +107,8 @@ class EndCounter {
 }
 
 /**
- * startTracing sets ADK's tracer provider up with the two processors and
+ * startTracing sets ADK's tracer provider up with the two processors (after
+ * the spanProcessors given, such as the guard's LastSpans) and
  * returns a function that waits until both have exported every span that
  * ended, shuts the provider down, and resolves to what went wrong: exports
  * the collector refused, spans never exported.
@@ -118,7 +119,7 @@ class EndCounter {
  * exporter refuses them). Spans a full queue dropped are never exported: the
  * wait ends when nothing was exported for `idleMs`.
  */
-export function startTracing({ endpoint, spansFile, exportsFile }) {
+export function startTracing({ endpoint, spansFile, exportsFile, spanProcessors = [] }) {
   if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
     // ADK would add an exporter of its own: the same spans twice.
     throw new Error('unset OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the collector is --endpoint');
@@ -127,7 +128,7 @@ export function startTracing({ endpoint, spansFile, exportsFile }) {
   const file = new OtlpJsonFileExporter(spansFile);
   const counter = new EndCounter();
   maybeSetOtelProviders([
-    { spanProcessors: [counter, new BatchSpanProcessor(collector), new BatchSpanProcessor(file)] },
+    { spanProcessors: [...spanProcessors, counter, new BatchSpanProcessor(collector), new BatchSpanProcessor(file)] },
   ]);
   // The SDK's own warnings on stderr. Set after ADK's setup, which registers
   // its provider twice (the second time is refused, harmlessly). A batch

@@ -11,30 +11,37 @@ export const WEATHER = 'weather_agent_v2';
 export const GREETING = 'greeting_agent';
 export const FAREWELL = 'farewell_agent';
 
-const getWeather = new FunctionTool({
-  name: 'get_weather',
-  description: 'Retrieves the current weather report for a city.',
-  parameters: z.object({ city: z.string().describe('the city') }),
-  execute: ({ city }) => ({ status: 'success', report: `It is sunny in ${city}, 25 °C.` }),
-});
-
-const sayHello = new FunctionTool({
-  name: 'say_hello',
-  description: 'Greets the user.',
-  execute: () => 'Hello there!',
-});
-
-const sayGoodbye = new FunctionTool({
-  name: 'say_goodbye',
-  description: 'Says goodbye to the user.',
-  execute: () => 'Goodbye, have a nice day!',
-});
-
 /**
  * team builds the three agents, each with its own ScriptedLlm on the script.
  * A team is built per conversation: the models hold the conversation's script.
+ * ran(agent, tool, args) is told of each of their tools that runs.
  */
-export function team(script) {
+export function team(script, ran = () => {}) {
+  const getWeather = new FunctionTool({
+    name: 'get_weather',
+    description: 'Retrieves the current weather report for a city.',
+    parameters: z.object({ city: z.string().describe('the city') }),
+    execute: ({ city }) => {
+      ran(WEATHER, 'get_weather', { city });
+      return { status: 'success', report: `It is sunny in ${city}, 25 °C.` };
+    },
+  });
+  const sayHello = new FunctionTool({
+    name: 'say_hello',
+    description: 'Greets the user.',
+    execute: () => {
+      ran(GREETING, 'say_hello', {});
+      return 'Hello there!';
+    },
+  });
+  const sayGoodbye = new FunctionTool({
+    name: 'say_goodbye',
+    description: 'Says goodbye to the user.',
+    execute: () => {
+      ran(FAREWELL, 'say_goodbye', {});
+      return 'Goodbye, have a nice day!';
+    },
+  });
   const greeting = new LlmAgent({
     name: GREETING,
     description: 'Handles simple greetings and hellos using the say_hello tool.',
