@@ -10,8 +10,8 @@
 //
 // Before each call it flushes the tracer provider (so that the collector has
 // every span that ended), then asks with the call as the action and the last
-// span that ended in the invocation's trace as after_span_id (so that the
-// answer covers it). The group is the ADK session ID: the collector must
+// span of the conversation that ended as after_span_id (so that the answer
+// covers it, even if a timer's export of an earlier turn is still on its way). The group is the ADK session ID: the collector must
 // group by gen_ai.conversation.id. ADK sets it only on its invoke_agent
 // spans, which end with the turn: until then the collector cannot tell whose
 // the turn's tool calls are, and a question in the middle of a turn would be
@@ -39,14 +39,14 @@ const CONVERSATION_ID = 'gen_ai.conversation.id';
 /**
  * GuardSpans is the guard's span processor: it sets gen_ai.conversation.id
  * on each span of a run the plugin has seen start, and remembers the last
- * span that ended in each trace, the span to ask after (both for the newest
- * 10000 traces).
+ * span of each conversation that ended, the span to ask after (for the
+ * newest 10000 traces and conversations).
  */
 export class GuardSpans {
   constructor(limit = 10000) {
     this.limit = limit;
     this.conversation = new Map(); // trace ID -> session ID
-    this.lastEnded = new Map(); // trace ID -> span ID
+    this.lastEnded = new Map(); // session ID -> span ID
   }
 
   /** startRun says whose the trace is: its spans from now on carry the session ID. */
@@ -54,9 +54,9 @@ export class GuardSpans {
     remember(this.conversation, traceId, sessionId, this.limit);
   }
 
-  /** last is the ID of the last span that ended in the trace, if any. */
-  last(traceId) {
-    return this.lastEnded.get(traceId);
+  /** last is the ID of the last span of the conversation that ended, if any. */
+  last(sessionId) {
+    return this.lastEnded.get(sessionId);
   }
 
   onStart(span) {
@@ -66,7 +66,8 @@ export class GuardSpans {
 
   onEnd(span) {
     const { traceId, spanId } = span.spanContext();
-    remember(this.lastEnded, traceId, spanId, this.limit);
+    const session = this.conversation.get(traceId);
+    if (session !== undefined) remember(this.lastEnded, session, spanId, this.limit);
   }
 
   forceFlush() {
@@ -165,13 +166,12 @@ export class AgentguardPlugin extends BasePlugin {
   }
 
   /**
-   * ask flushes the spans, then asks the endpoint after the last span that
-   * ended in the current trace (the invocation's). It throws when no answer
+   * ask flushes the spans, then asks the endpoint after the last span of the
+   * conversation that ended. It throws when no answer
    * comes: unreachable, timed out, an error status, or no decision.
    */
   async ask(session, action) {
-    const active = trace.getActiveSpan()?.spanContext();
-    const after = active && this.spans?.last(active.traceId);
+    const after = this.spans?.last(session);
     const signal = AbortSignal.timeout(this.timeoutMs);
     await Promise.race([
       this.flush(),
