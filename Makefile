@@ -140,6 +140,15 @@ LIVE_APP = examples/live/app
 live: $(DIST_BIN) $(LIVE_APP)/node_modules/.package-lock.json
 	$(GO) run ./test/scenarios/live -n $(N)
 
+# The pre-call guard on the same app (test/scenarios/guard-live): N conversations
+# (default 20) of each kind without the guard, then with examples/live/app/guard.js asking
+# the built collector's decisions endpoint (examples/weather/guard.yaml) before
+# every tool call and transfer. No correct conversation may be denied and no
+# self-transfer may run with the guard. Files stay in dist/guard-live.
+.PHONY: guard-live
+guard-live: $(DIST_BIN) $(LIVE_APP)/node_modules/.package-lock.json
+	$(GO) run ./test/scenarios/guard-live -n $(if $(filter command line environment,$(origin N)),$(N),20)
+
 # npm ci from the committed lock file, again only when it changed.
 $(LIVE_APP)/node_modules/.package-lock.json: $(LIVE_APP)/package-lock.json
 	cd $(LIVE_APP) && npm ci --no-audit --no-fund
@@ -157,6 +166,7 @@ household-cpu: dist
 # that needs the router or an app's npm ci gets it first.
 SCENARIO_NEEDS_scaleout = $(ROUTER_BIN)
 SCENARIO_NEEDS_live = $(LIVE_APP)/node_modules/.package-lock.json
+SCENARIO_NEEDS_guard-live = $(LIVE_APP)/node_modules/.package-lock.json
 SCENARIO_NEEDS_household-loop = $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
 .PHONY: scenario-name
 scenario: scenario-name $(DIST_BIN) $(SCENARIO_NEEDS_$(NAME))
