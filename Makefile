@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: restart test e2e lint fmt-check vet staticcheck fuzz bench dist smoke demo scenario household-model household-eval household-cpu household-compare household-loop router scaleout
+.PHONY: restart test e2e lint fmt-check spdx-check vet staticcheck fuzz bench dist smoke demo scenario household-model household-eval household-cpu household-compare household-loop router scaleout
 
 # The unit, conformance and property tests, with the race detector. No
 # -count=1: the test cache keeps what did not change. The real-time
@@ -15,7 +15,11 @@ E2E_PKGS = $(shell grep -rl --include='*_test.go' --exclude-dir=node_modules --e
 e2e:
 	$(GO) test -count=1 -tags e2e $(E2E_PKGS)
 
-lint: fmt-check vet staticcheck
+lint: fmt-check spdx-check vet staticcheck
+
+# Every Go file carries the license's SPDX line.
+spdx-check:
+	@missing=$$(grep -L '^// SPDX-License-Identifier: Apache-2.0$$' $$(git ls-files '*.go')); if [ -n "$$missing" ]; then echo "no SPDX-License-Identifier line:"; echo "$$missing"; exit 1; fi
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

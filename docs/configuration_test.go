@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package docs_test holds docs/configuration.md to the components' Config
 // structs, so that the reference cannot drift from the code: every field a
 // configuration can set is documented once under its component, and every

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command agentguard runs agentguard's checks offline: temporal expressions
 // over signals, assertions over recorded OTLP/JSON traces, Markov-chain
 // learning, reachability and PAC reports.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package verdictlogs is a traces-to-logs connector: every verdict an
 // agentguard processor wrote on a span (a gen_ai.evaluation.result span event)
 // becomes a log record, so that verdicts reach any logs backend.

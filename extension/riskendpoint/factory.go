@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package riskendpoint is a collector extension that serves, over HTTP,
 // the latest probguard decision of each open group as JSON, so that an
 // agent can ask before it acts: GET /v1/groups/{group}.

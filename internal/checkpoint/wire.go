@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package checkpoint is the wire format of the processors' checkpoints: the
 // appenders that write a value and the Reader that reads it back, each read
 // naming the field it reads, so that a truncated or corrupt checkpoint is

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package selfmetric builds a component's self-metrics from one table: each
 // row names an instrument, describes it, lists the attribute keys it is
 // recorded with, and points at the field of the component's telemetry

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package stage is the holding stage that temporalcheck and probguard share:
 // it holds each trace until it is complete, hands it to the worker that owns
 // its group, where an Evaluator judges the group's new events, and passes

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package verdictattr names a verdict as it travels: the span event the
 // processors write (gen_ai.evaluation.result), its attributes, and the values
 // of the two attributes readers branch on (the check and the score label).

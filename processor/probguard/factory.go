@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package probguard is a traces processor that predicts, at every event of
 // an LLM agent's trace or conversation, the probability that the run stays
 // safe, from a Markov chain learned on earlier traces, and annotates the

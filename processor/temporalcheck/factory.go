@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package temporalcheck is a traces processor that checks temporal-expression
 // assertions over the events of each trace or conversation of LLM agents, and
 // writes every violation on the span where it happened.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e runs the project's collector in-process for end-to-end tests:
 // otelcol.NewCollector with the distribution's agentguard components, on a
 // configuration file the examples ship, its OTLP/HTTP receiver on a free

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package harness runs the built collectors the scenarios and end-to-end
 // tests drive, in the manner of the collector-contrib testbed: a collector
 // (otelcol-agentguard, or the router of examples/scaleout) started as a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package riskendpointtest runs a riskendpoint extension for the tests of
 // the processors that publish and answer there.
 package riskendpointtest

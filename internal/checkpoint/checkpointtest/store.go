@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package checkpointtest is an in-memory storage extension for the tests of
 // checkpoints: what a file_storage would keep across a restart, kept in a
 // map that outlives the processors the test starts and kills.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package assertion runs named temporal-expression assertions over the event
 // sequences of groups (a trace, or a conversation across traces), and writes
 // their verdicts onto the spans that decided them. The temporalcheck

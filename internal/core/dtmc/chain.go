@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dtmc is agentguard's discrete-time Markov chain engine (the DTMC
 // part of ProbGuard): chains learned from traces (states as
 // predicate bit vectors plus the absorbing end state), the always_safe,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package events turns spans into the sampling events of their groups, the
 // predicates evaluated and the latched ones advanced in order: the one
 // sequencing temporalcheck, probguard and the offline commands share, so that

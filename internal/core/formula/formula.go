@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package formula parses and evaluates boolean formulas over named
 // predicates: `fork_on_burner and not (knob_on or lid)`. The operators are
 // and, or, not (also &&, ||, !) and parentheses; not binds tighter than and,

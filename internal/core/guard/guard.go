@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package guard is probguard's runtime engine: a learned chain, a property
 // solved once for every state, and per group the decision at each event:
 // the abstract state, P_safe by one lookup, and whether to intervene.

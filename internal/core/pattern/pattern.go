@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package pattern is the library of named assertion patterns (requires,
 // before, never, never_after, response, max_calls, max_consecutive, first,
 // handoff_returns): an assertion written as a pattern with parameters instead

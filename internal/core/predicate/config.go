@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package predicate compiles the predicates users declare (OTTL conditions or
 // shorthands for tool calls, agent transfers and agents taking control) into
 // a Set that tells, for one span, whether it is a sampling event and which

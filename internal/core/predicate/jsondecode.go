@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package predicate
 
 // OTTL's ParseJSON decodes a text with goccy/go-json into map[string]any and

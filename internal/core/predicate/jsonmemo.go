@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package predicate
 
 // Predicates that read a tool's JSON output each parse it: the household

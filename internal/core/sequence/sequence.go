@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sequence turns the spans of one or more traces into each trace's
 // ordered sampling events and the key of the group (a trace, or a
 // conversation across traces) the trace belongs to.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package texpr implements agentguard's temporal expressions: a parser for the
 // text syntax, an incremental evaluator that runs assertions over a sequence of
 // events, and the trace trees that explain each verdict. The semantics are

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package selfmetrictest holds a component's hand-written telemetry (its
 // selfmetric table, type and stability), its metadata.yaml, its
 // documentation.md and the metrics it actually records to each other, for the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tracebuffer holds the spans of each trace until the trace is
 // complete, within bounds, so that a processor can evaluate a whole trace at
 // once. Every span that enters leaves exactly once: in a released trace, or

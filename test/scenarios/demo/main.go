@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command demo runs agentguard's demo: it starts the otelcol-agentguard
 // distribution on loopback (free ports for OTLP and its own metrics) with the
 // two examples' configurations, plays the weather agents' conversations (the

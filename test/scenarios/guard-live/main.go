@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command guard-live measures agentguard's pre-call guard on a real agent
 // SDK: the live app (examples/live/app: Google ADK for TypeScript, the
 // paper's three agents on a scripted model) plays n conversations of each

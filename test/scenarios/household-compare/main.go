@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command compare sets three ways of warning about the household agent's
 // stove side by side, judged on held-out episodes only:
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command pipelinecpu measures the household configuration's CPU per span
 // in the built collector, beside a pass-through pipeline run the same way:
 // each configuration in its own otelcol-agentguard process, fed the real

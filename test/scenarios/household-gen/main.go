@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gen writes generated household (stove) episodes as OTLP/JSON, one
 // file per episode, and their labels.json, in the layout and schema of
 // testdata/traces/household-langgraph:

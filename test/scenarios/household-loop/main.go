@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command inloop is the ProbGuard paper's Table 2 with agentguard in the
 // loop: the LangGraph household agent (examples/household/agent) plays the
 // same seeded episodes in each mode against the built collector, whose

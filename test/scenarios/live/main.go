@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command live checks agentguard against a real agent SDK: it starts the
 // built otelcol-agentguard (the weather agents' configuration) on loopback
 // with a logs sink for its verdicts, runs the live app (examples/live/app:

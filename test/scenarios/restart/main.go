@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command restart measures what a crash costs the cross-turn verdicts, on
 // the real distribution (make dist): a collector judges the first turn of
 // each conversation, checkpoints, and is killed with SIGKILL; a new one on

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command scaleout tests agentguard scaled out on loopback: a router
 // (otelcol-agentguard-router: OTLP in, the load-balancing exporter out),
 // a tier of agentguard collectors behind it, and a sampler after them (the

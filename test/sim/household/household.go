@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package household generates traces of the household (stove) scenario:
 // an agent puts pasta on the stove, then goes off to a second task
 // (a package, the groceries, the phone), sometimes leaving the stove on;

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package household
 
 import "math/rand/v2"

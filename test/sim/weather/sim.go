@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package weather plays the paper's three-agent weather system (a weather agent
 // that transfers to a greeting and a farewell agent) and traces it the way
 // Google ADK does, through the OpenTelemetry SDK: an invocation root per user

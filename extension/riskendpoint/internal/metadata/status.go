@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package metadata holds the riskendpoint extension's type and stability:
 // what mdatagen would generate from ../../metadata.yaml. mdatagen is not among
 // this module's dependencies (docs/development.md), so they are written by hand, and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gentra writes the benchmark chains of the dtmc package as PRISM
 // explicit files (NAME.tra and NAME.lab, labels "init" and "target"), so that
 // `agentguard reach` and PRISM can be run on the same models:

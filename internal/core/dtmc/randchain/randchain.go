@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package randchain draws the random sparse chains that the dtmc benchmarks
 // measure and that gentra writes as PRISM files, so that both are the same
 // chains for the same seed.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package metadata holds the temporalcheck processor's type, stability and
 // self-metrics: what mdatagen would generate from ../../metadata.yaml. mdatagen
 // is not among this module's dependencies (docs/development.md), so they are written by hand,
