@@ -15,6 +15,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"time"
 )
@@ -98,4 +100,19 @@ func (e *endpoint) WaitQuiet(quiet, limit time.Duration) {
 			return
 		}
 	}
+}
+
+// AppEnv is this process's environment for an agent app the harness runs,
+// without the OpenTelemetry exporter and agentguard settings it inherited
+// (an inherited OTLP endpoint would make the app export its spans a second
+// time, elsewhere; an inherited guard setting would guard a run meant to go
+// without), and with extra added.
+func AppEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OTEL_EXPORTER_OTLP_") && !strings.HasPrefix(kv, "AGENTGUARD_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
 }

@@ -38,7 +38,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -235,14 +234,7 @@ func (o options) runApp(otlp, url, dir string) ([]byte, error) {
 	cmd.Dir = o.app
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
-	for _, kv := range os.Environ() {
-		// An inherited OTLP endpoint would make ADK export a second time; an
-		// inherited guard setting would guard the mode without one.
-		if !strings.HasPrefix(kv, "OTEL_EXPORTER_OTLP_") && !strings.HasPrefix(kv, "AGENTGUARD_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "OTEL_BSP_SCHEDULE_DELAY="+strconv.FormatInt(o.bspDelay.Milliseconds(), 10))
+	cmd.Env = harness.AppEnv("OTEL_BSP_SCHEDULE_DELAY=" + strconv.FormatInt(o.bspDelay.Milliseconds(), 10))
 	if url != "" {
 		cmd.Env = append(cmd.Env, "AGENTGUARD_DECISIONS="+url, "AGENTGUARD_ON_ERROR=allow")
 	}

@@ -235,14 +235,7 @@ func (o options) runApp(addr, out string) error {
 		"--n", strconv.Itoa(o.n), "--concurrency", strconv.Itoa(o.concurrency), "--pause-ms", strconv.FormatInt(o.pause.Milliseconds(), 10))
 	cmd.Dir = o.app
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	for _, kv := range os.Environ() {
-		// The app sends to the collector given; an inherited OTLP endpoint
-		// would make ADK export the spans a second time, elsewhere.
-		if !strings.HasPrefix(kv, "OTEL_EXPORTER_OTLP_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "OTEL_BSP_SCHEDULE_DELAY="+strconv.FormatInt(o.bspDelay.Milliseconds(), 10))
+	cmd.Env = harness.AppEnv("OTEL_BSP_SCHEDULE_DELAY=" + strconv.FormatInt(o.bspDelay.Milliseconds(), 10))
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("the live app (%s): %w", o.app, err)
 	}
