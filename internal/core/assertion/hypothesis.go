@@ -2,7 +2,11 @@
 
 package assertion
 
-import "github.com/agentguard/agentguard/internal/core/texpr"
+import (
+	"slices"
+
+	"github.com/agentguard/agentguard/internal/core/texpr"
+)
 
 // A question before an action ("may the agent do this now?") is answered by
 // stepping the action's events through copies of a group's monitors. The
@@ -21,7 +25,7 @@ type Hypothesis struct {
 	Verdicts []Verdict
 	// Unreplayable are the assertions over capture predicates, whose
 	// bindings a replay of the group's bits cannot rebuild: they are not
-	// asked.
+	// asked. The runner's own slice: read only.
 	Unreplayable []*Compiled
 }
 
@@ -37,36 +41,17 @@ func (r *Runner) WouldDecide(key string, g, scratch *Group, evs []Event) Hypothe
 		for _, ev := range g.events {
 			scratch.events = append(scratch.events, ev)
 			for i := range scratch.monitors {
-				if r.replayable(i) {
+				if !slices.Contains(r.unreplayable, &r.assertions[i]) {
 					scratch.monitors[i].Replay(texpr.Event{Bits: ev.bits, Time: ev.time, Ref: len(scratch.events) - 1})
 				}
 			}
 		}
 	}
 	for _, v := range r.Step(key, scratch, evs) {
-		if r.replayable(r.index(v.Assertion)) {
+		if !slices.Contains(r.unreplayable, v.Assertion) {
 			h.Verdicts = append(h.Verdicts, v)
 		}
 	}
-	for i := range r.assertions {
-		if !r.replayable(i) {
-			h.Unreplayable = append(h.Unreplayable, &r.assertions[i])
-		}
-	}
+	h.Unreplayable = r.unreplayable
 	return h
-}
-
-func (r *Runner) replayable(i int) bool {
-	a := &r.assertions[i].Spec
-	return !texpr.UsesCaptures(a.Expr, a.Captures)
-}
-
-// index is the position of one of the runner's own assertions.
-func (r *Runner) index(a *Compiled) int {
-	for i := range r.assertions {
-		if &r.assertions[i] == a {
-			return i
-		}
-	}
-	return -1
 }

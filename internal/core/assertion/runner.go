@@ -61,6 +61,10 @@ type Runner struct {
 	assertions []Compiled
 	opts       Options
 	groups     map[string]*Group
+	// unreplayable are the assertions over capture predicates: a replay of a
+	// group's bits (a checkpoint's restore, a question) cannot bind their
+	// captures again.
+	unreplayable []*Compiled
 }
 
 // Group is the state of one open group: the assertions' monitors and the
@@ -88,7 +92,13 @@ func NewRunner(compiled []Compiled, opts Options) *Runner {
 		}
 		assertions[i].Spec.Compile()
 	}
-	return &Runner{assertions: assertions, opts: opts, groups: map[string]*Group{}}
+	r := &Runner{assertions: assertions, opts: opts, groups: map[string]*Group{}}
+	for i := range assertions {
+		if a := &assertions[i].Spec; texpr.UsesCaptures(a.Expr, a.Captures) {
+			r.unreplayable = append(r.unreplayable, &assertions[i])
+		}
+	}
+	return r
 }
 
 // Assertions are the runner's own compiled assertions: its verdicts'
