@@ -264,7 +264,7 @@ func (s *Set) eval(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Sp
 			}
 		}
 	}
-	if !isEvent {
+	if !isEvent || deniedByHook(span) {
 		return false, 0
 	}
 	for i := range s.conds {
@@ -276,6 +276,21 @@ func (s *Set) eval(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Sp
 		*captured = ev.captured(sig)
 	}
 	return true, sig
+}
+
+// DecisionAttribute is the span attribute through which an agent's pre-call
+// hook says that it refused the call the span records: some frameworks
+// (the OpenAI Agents SDK's tool guardrails and redirected hand-offs) still
+// record a span for a call that never ran.
+const DecisionAttribute = "agentguard.decision"
+
+// deniedByHook: the span records a call its agent's hook denied
+// (DecisionAttribute "deny"). It did not happen, so it is not an event: an
+// assertion must see what the agent did, not what it was kept from doing.
+// Read only at events, which are few.
+func deniedByHook(span ptrace.Span) bool {
+	v, ok := span.Attributes().Get(DecisionAttribute)
+	return ok && v.Str() == "deny"
 }
 
 // captured reads the values of the capture predicates that hold.

@@ -165,6 +165,14 @@ func TestShorthandsOnHandBuiltSpans(t *testing.T) {
 		{"adk merged", []string{"execute_tool (merged)", "gen_ai.operation.name", "execute_tool", "gen_ai.tool.name", "(merged tools)",
 			"gcp.vertex.agent.tool_call_args", "N/A"}, "-"},
 		{"an unknown tool", []string{"execute_tool lookup", "gen_ai.operation.name", "execute_tool", "gen_ai.tool.name", "lookup"}, ""},
+		// A call its agent's hook refused (an OpenAI Agents tool guardrail's
+		// rejected call, a redirected hand-off) did not run: no event.
+		{"denied tool call", []string{"get_weather", "openinference.span.kind", "TOOL", "tool.name", "get_weather",
+			"agentguard.decision", "deny"}, "-"},
+		{"denied handoff", []string{"handoff to greeting_agent", "openinference.span.kind", "TOOL", "tool.name", "handoff_to_greeting_agent",
+			"agentguard.decision", "deny"}, "-"},
+		{"allowed tool call", []string{"get_weather", "openinference.span.kind", "TOOL", "tool.name", "get_weather",
+			"agentguard.decision", "allow"}, "getWeather"},
 	}
 	errs := 0
 	s := mustCompile(t, paperConfig("weather_agent_v2"), func(string, error) { errs++ })
