@@ -3,6 +3,7 @@
 // and to an OTLP/JSON file (telemetry.js).
 //
 //   node main.js --endpoint http://127.0.0.1:4318/v1/traces --out DIR [--n 24] [--concurrency 4] [--pause-ms 0]
+//                [--kinds strong,self-hello,...] (default: every kind of weather_agents.js)
 //
 // DIR receives spans.jsonl (the OTLP/JSON requests), exports.jsonl (each
 // export to the collector: when it was answered, its outcome, its spans) and
@@ -10,8 +11,8 @@
 // which is its gen_ai.conversation.id, its kind and the assertion that must
 // catch it).
 // On stdout, one JSON line a conversation once it is played: its ID and
-// kind, the tools that ran ({agent, tool, args}, a transfer as
-// transfer_to_agent with its agentName), whether it completed (every turn as
+// kind, the calls that ran ({agent, tool, args}, a transfer as
+// {agent, transfer_to}), whether it completed (every turn as
 // scripted, the last ending in the model's final answer), and, with the
 // guard, its decisions and what it denied.
 //
@@ -40,11 +41,19 @@ const { values: opts } = parseArgs({
     n: { type: 'string', default: '24' },
     concurrency: { type: 'string', default: '4' },
     'pause-ms': { type: 'string', default: '0' },
+    kinds: { type: 'string', default: Object.keys(KINDS).join(',') },
   },
 });
 if (!opts.endpoint || !opts.out) {
-  console.error('usage: node main.js --endpoint URL --out DIR [--n N] [--concurrency C] [--pause-ms MS]');
+  console.error('usage: node main.js --endpoint URL --out DIR [--n N] [--concurrency C] [--pause-ms MS] [--kinds K,...]');
   process.exit(2);
+}
+const kinds = opts.kinds.split(',');
+for (const k of kinds) {
+  if (!KINDS[k]) {
+    console.error(`--kinds: no kind ${JSON.stringify(k)}: ${Object.keys(KINDS).join(', ')}`);
+    process.exit(2);
+  }
 }
 const n = positive('--n', opts.n);
 const concurrency = positive('--concurrency', opts.concurrency);
@@ -79,6 +88,7 @@ const guard = guardSpans
 async function play(id, kind, outcome) {
   const script = new Script(id, KINDS[kind].turns);
   const ran = (agent, tool, args) => outcome.ran.push({ agent, tool, args });
+  const transferred = (agent, to) => outcome.ran.push({ agent, transfer_to: to });
   const runner = new InMemoryRunner({ agent: team(script, ran), appName: APP, plugins: guard ? [guard] : [] });
   await runner.sessionService.createSession({ appName: APP, userId: USER, sessionId: id });
   for (const words of USER_TURNS) {
@@ -90,7 +100,7 @@ async function play(id, kind, outcome) {
         throw new Error(`${id}: ADK reported ${event.errorCode}: ${event.errorMessage}`);
       }
       // transfer_to_agent sets this only when it runs.
-      if (event.actions?.transferToAgent) ran(event.author, 'transfer_to_agent', { agentName: event.actions.transferToAgent });
+      if (event.actions?.transferToAgent) transferred(event.author, event.actions.transferToAgent);
       const text = event.content?.parts?.map((p) => p.text ?? '').join('');
       if (isFinalResponse(event) && text) outcome.final = text;
     }
@@ -106,7 +116,7 @@ async function play(id, kind, outcome) {
 // The conversations, kinds interleaved: strong-01, self-hello-01, ...
 const todo = [];
 for (let i = 1; i <= n; i++) {
-  for (const kind of Object.keys(KINDS)) {
+  for (const kind of kinds) {
     todo.push({ id: `${kind}-${String(i).padStart(2, '0')}`, kind });
   }
 }
