@@ -139,10 +139,12 @@ func decodeCheckpoint(data []byte) (header, []savedGroup, error) {
 }
 
 // openStorage finds the storage extension and restores the checkpoint it
-// holds. A checkpoint that cannot be restored (corrupt, another version,
-// another configuration) is logged and left to be overwritten: the
-// collector starts, and the warm-up marks what may be missing.
-func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (clean bool, err error) {
+// holds, and says whether history was lost: the checkpoint is a crash's
+// (what came after it is gone), or it cannot be restored (corrupt, another
+// version, another configuration: logged and left to be overwritten; the
+// collector starts). Then the warm-up marks what may be missing. No
+// checkpoint at all is a first start: nothing was lost.
+func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost bool, err error) {
 	id := *s.cfg.Storage
 	ext, ok := host.GetExtensions()[id]
 	if !ok {
@@ -160,18 +162,18 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (clean 
 		return false, fmt.Errorf("storage: reading the checkpoint from %q: %w", id, err)
 	}
 	if data == nil {
-		s.logger.Info("no checkpoint in storage: starting afresh", zap.Stringer("storage", id))
+		s.logger.Info("no checkpoint in storage: a first start", zap.Stringer("storage", id))
 		return false, nil
 	}
 	clean, n, err := s.restore(data)
 	if err != nil {
 		s.logger.Error("the checkpoint in storage cannot be restored: starting without it; its conversations' verdicts are marked partial in the warm-up",
 			zap.Stringer("storage", id), zap.Int("bytes", len(data)), zap.Error(err))
-		return false, nil
+		return true, nil
 	}
 	s.tel.GroupsRestored.Add(ctx, int64(n))
 	s.logger.Info("restored the open groups from the checkpoint", zap.Stringer("storage", id), zap.Int("groups", n), zap.Bool("clean_shutdown", clean))
-	return clean, nil
+	return !clean, nil
 }
 
 // restore puts a checkpoint's groups back in their workers, before the

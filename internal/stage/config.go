@@ -83,7 +83,9 @@ type Config struct {
 	// AfterTick, if set, runs after each release by the clock (or Tick).
 	AfterTick func()
 	// WarmUp: a group first seen this long after Start is marked partial
-	// (0: none is), unless Start restored a complete checkpoint.
+	// (0: none is). With Storage, only after a start that found evidence of
+	// lost history: a checkpoint behind (a crash's), or one it could not
+	// restore. Without, after every start (nothing tells a restart).
 	WarmUp time.Duration
 	// Storage, if set, is the storage extension the open groups are
 	// checkpointed to every CheckpointEvery and at shutdown, and restored

@@ -45,10 +45,13 @@ type Settings struct {
 	// CheckpointInterval is how often the groups are checkpointed with
 	// storage: a crash loses what came after the last one.
 	CheckpointInterval time.Duration `mapstructure:"checkpoint_interval"`
-	// WarmUp: a group first seen this long after a start is marked
-	// agentguard.history: partial, since its earlier traces may have gone
-	// with the previous process (unset: group_timeout; 0: never). A start
-	// that restored a complete checkpoint (storage) marks none.
+	// WarmUp: after a start with evidence that history was lost, a group
+	// first seen this long after it is marked agentguard.history: partial,
+	// since its earlier traces may have gone with the previous process. The
+	// evidence is a checkpoint behind (a crash's) or one that could not be
+	// restored, so WarmUp applies only with storage (unset: group_timeout).
+	// Without storage a restart cannot be told from a first start: unset
+	// (or 0), nothing is marked; set, it marks after every start.
 	WarmUp *time.Duration `mapstructure:"warm_up"`
 	// WarnUnheldAfter: a predicate that has not held in this many events in
 	// a row is logged once at WARN, a misspelt tool or agent name being the
@@ -81,10 +84,13 @@ func (s Settings) bounds() Bounds {
 		MaxTraces: s.MaxTraces, MaxSpansPerTrace: s.MaxSpansPerTrace, Workers: s.Workers}
 }
 
-// warmUp is warm_up, group_timeout when it is not set.
+// warmUp is warm_up; unset, group_timeout with storage and 0 without.
 func (s Settings) warmUp() time.Duration {
-	if s.WarmUp == nil {
+	switch {
+	case s.WarmUp != nil:
+		return *s.WarmUp
+	case s.Storage != nil:
 		return s.GroupTimeout
 	}
-	return *s.WarmUp
+	return 0
 }

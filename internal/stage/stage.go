@@ -164,15 +164,15 @@ func (s *Stage[G]) Capabilities() consumer.Capabilities {
 // clock that releases complete traces, ends idle groups and checkpoints.
 // It runs before any span is consumed.
 func (s *Stage[G]) Start(ctx context.Context, host component.Host) error {
-	clean := false
+	lost := true // without storage, nothing says history was not lost
 	if s.cfg.Storage != nil {
 		var err error
-		if clean, err = s.openStorage(ctx, host); err != nil {
+		if lost, err = s.openStorage(ctx, host); err != nil {
 			return err
 		}
 		s.lastCheckpoint = s.now()
 	}
-	if s.cfg.WarmUp > 0 && !clean {
+	if s.cfg.WarmUp > 0 && lost {
 		s.warm.set(s.now(), s.cfg.WarmUp)
 	}
 	s.ensureWorkers()

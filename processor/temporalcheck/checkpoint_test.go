@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/internal/checkpoint/checkpointtest"
@@ -123,5 +124,66 @@ func TestCheckpointSizePerGroup(t *testing.T) {
 	shutdown(t, p2)
 	if perGroup > 150 {
 		t.Errorf("a one-event group takes %.0f bytes in the checkpoint, want at most 150", perGroup)
+	}
+}
+
+// A mark needs evidence that history was lost. A first start (no storage,
+// or storage without a checkpoint) marks none of its verdicts, with the
+// default warm_up; a start from a crash's checkpoint marks the verdicts on
+// conversations first seen in its warm-up (their earlier turns may have come
+// after that checkpoint), and a start from a shutdown's marks none.
+func TestOnlyAStartWithLostHistoryMarks(t *testing.T) {
+	storageID := component.MustNewIDWithName("file_storage", "x")
+	// playAfter starts a backend on store (or none), plays turns 3 and 5
+	// of fresh conversations (a te3 violation each), and counts the marked.
+	playAfter := func(store *checkpointtest.Store, conversations int) (violations, marked int) {
+		clock := &lockedClock{t: time.Unix(1_800_000_000, 0)}
+		cfg := weatherConfig()
+		cfg.WarmUp = nil // the default
+		host := componenttest.NewNopHost()
+		if store != nil {
+			cfg.Storage, host = &storageID, store.Host(storageID)
+		}
+		p, sink := startProcessorOn(t, cfg, clock, host)
+		playConversations(t, p, clock, conversations, 3, 5)
+		shutdown(t, p)
+		for _, v := range violationsOf(sink) {
+			violations++
+			if v.history != "" {
+				marked++
+			}
+		}
+		return violations, marked
+	}
+	// crashed leaves a crash's checkpoint of other conversations in a store.
+	crashed := func() *checkpointtest.Store {
+		store := checkpointtest.NewStore()
+		clock := &lockedClock{t: time.Unix(1_799_999_000, 0)}
+		cfg := weatherConfig()
+		cfg.Storage = &storageID
+		p, _ := startProcessorOn(t, cfg, clock, store.Host(storageID))
+		if err := p.ConsumeTraces(context.Background(), weatherTurn(1, "earlier", conversationTools[1])); err != nil {
+			t.Fatal(err)
+		}
+		p.Tick(clock.add(cfg.CheckpointInterval + 15*time.Second))
+		store.Fail = fmt.Errorf("the killed backend writes nothing")
+		shutdown(t, p)
+		store.Fail = nil
+		return store
+	}
+	const n = 5
+	for _, tt := range []struct {
+		name       string
+		store      *checkpointtest.Store
+		wantMarked int
+	}{
+		{"no storage", nil, 0},
+		{"storage, no checkpoint", checkpointtest.NewStore(), 0},
+		{"storage, a crash's checkpoint", crashed(), n},
+	} {
+		v, m := playAfter(tt.store, n)
+		if v != n || m != tt.wantMarked {
+			t.Errorf("%s: %d violations, %d marked; want %d, %d marked", tt.name, v, m, n, tt.wantMarked)
+		}
 	}
 }

@@ -123,15 +123,17 @@ func TestConfigStruct(t *testing.T) {
 	}
 }
 
-// warm_up follows group_timeout unless set; 0 turns it off; a negative one
-// is refused by name.
+// warm_up follows group_timeout with storage unless set, is off without
+// storage unless set (nothing tells a restart from a first start); 0 turns
+// it off; a negative one is refused by name.
 func TestWarmUpConfig(t *testing.T) {
 	for _, tt := range []struct {
 		raw  map[string]any
 		want time.Duration
 		err  string
 	}{
-		{map[string]any{"group_timeout": "2m"}, 2 * time.Minute, ""},
+		{map[string]any{"group_timeout": "2m"}, 0, ""},
+		{map[string]any{"group_timeout": "2m", "storage": "file_storage"}, 2 * time.Minute, ""},
 		{map[string]any{"warm_up": "0s"}, 0, ""},
 		{map[string]any{"warm_up": "30s"}, 30 * time.Second, ""},
 		{map[string]any{"warm_up": "-1s"}, 0, "warm_up: must not be negative, got -1s"},

@@ -150,13 +150,15 @@ func TestRestartOutOfOrderGivesNoUnmarkedFalseViolation(t *testing.T) {
 	// goroutines; its sink is not looked at).
 	defer shutdown(t, crashed)
 
-	// The restarted backend marks the false violation partial (the
-	// conversation was first seen in its warm-up); with warm_up: 0, the
+	// With warm_up set, the restarted backend marks the false violation
+	// partial (the conversation was first seen in its warm-up); without
+	// (storageless, nothing tells this start from a first one), the
 	// out-of-order turn alone marks it.
+	fiveMinutes := 5 * time.Minute
 	for _, tt := range []struct {
 		warmUp *time.Duration
 		want   string
-	}{{nil, verdictattr.HistoryPartial}, {new(time.Duration), verdictattr.HistoryOutOfOrder}} {
+	}{{&fiveMinutes, verdictattr.HistoryPartial}, {nil, verdictattr.HistoryOutOfOrder}, {new(time.Duration), verdictattr.HistoryOutOfOrder}} {
 		cfg := weatherConfig()
 		cfg.WarmUp = tt.warmUp
 		clock.add(10 * time.Second)

@@ -95,7 +95,6 @@ var want = []string{
 // still arrive, as a WARN record like any other.
 func TestCollectorAndCheckAgree(t *testing.T) {
 	t.Setenv("AGENTGUARD_GROUP_TIMEOUT", groupTimeout.String())
-	t.Setenv("AGENTGUARD_WARM_UP", "0s") // no collector ran before: no history is partial
 	var files []string
 	for _, c := range conversations {
 		files = append(files, c...)

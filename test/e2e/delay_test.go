@@ -39,7 +39,6 @@ const (
 // and every verdict must arrive within its bound.
 func TestVerdictDelay(t *testing.T) {
 	t.Setenv("AGENTGUARD_GROUP_TIMEOUT", groupTimeout.String())
-	t.Setenv("AGENTGUARD_WARM_UP", "0s") // no collector ran before: no history is partial
 	sink, err := harness.StartLogSink()
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,6 @@ func TestWeakProfileViolationsReachTheLogs(t *testing.T) {
 	}
 	defer sink.Close()
 	t.Setenv("AGENTGUARD_GROUP_TIMEOUT", "1s")
-	t.Setenv("AGENTGUARD_WARM_UP", "0s") // no collector ran before: no history is partial
 	addr := e2e.StartCollector(t, sink, weatherConfig)
 	convs := []weather.Conversation{
 		{ID: "bad-hello", Profile: weather.Weak, BadHello: true},

@@ -79,7 +79,6 @@ func (d demo) run(bin string, configs []string) error {
 		"AGENTGUARD_OTLP_HTTP=" + otlpAddr,
 		"AGENTGUARD_VERDICTS_ENDPOINT=http://" + sink.Addr() + "/v1/logs",
 		"AGENTGUARD_GROUP_TIMEOUT=" + d.groupTimeout.String(),
-		"AGENTGUARD_WARM_UP=0s", // no collector ran before this one: no conversation began elsewhere
 	}})
 	if err != nil {
 		return err

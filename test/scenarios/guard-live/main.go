@@ -142,7 +142,6 @@ func (o options) play(w io.Writer, fw, mode string) (result, error) {
 			"AGENTGUARD_RISK_ENDPOINT=" + risk,
 			"AGENTGUARD_VERDICTS_ENDPOINT=" + sink.Endpoint(),
 			"AGENTGUARD_GROUP_TIMEOUT=" + o.groupTimeout.String(),
-			"AGENTGUARD_WARM_UP=0s",
 		}})
 	if err != nil {
 		return res, err

@@ -161,11 +161,7 @@ func (r *routing) startCollectors() (singleAddr, routerAddr string, err error) {
 // httpAddr and sending its verdicts to sink.
 func (r *routing) agentguardEnv(httpAddr string, sink *harness.LogSink) []string {
 	return []string{"AGENTGUARD_OTLP_HTTP=" + httpAddr, "AGENTGUARD_VERDICTS_ENDPOINT=" + sink.Endpoint(),
-		"AGENTGUARD_GROUP_TIMEOUT=" + r.groupTimeout.String(),
-		// No collector ran before these: no conversation began elsewhere,
-		// and a verdict marked partial by the warm-up on one side only
-		// would differ for no fault of the routing.
-		"AGENTGUARD_WARM_UP=0s"}
+		"AGENTGUARD_GROUP_TIMEOUT=" + r.groupTimeout.String()}
 }
 
 // play sends the requests to the router and to the single collector at
