@@ -55,8 +55,10 @@ func (b Bounds) interval() time.Duration {
 type LatePolicy int
 
 const (
-	// LatePass passes late spans on unjudged. A trace that is a group of its
-	// own then ends as soon as it is released: nothing can continue it.
+	// LatePass ends a trace that is a group of its own as soon as it is
+	// released, and passes its late spans on unjudged: nothing is left to
+	// continue. Late spans of a trace in a group of an attribute continue
+	// that group, which stays open until group_timeout, as with LateContinue.
 	LatePass LatePolicy = iota
 	// LateContinue judges late spans as the continuation of their trace's
 	// group, which stays open until group_timeout.

@@ -22,6 +22,7 @@ type Metrics struct {
 	TracesHeld          metric.Int64UpDownCounter
 	TracesReleasedEarly metric.Int64Counter // by reason
 	LateSpans           metric.Int64Counter
+	LateSpansUnjudged   metric.Int64Counter // late spans of a trace that was a group of its own, ended
 	GroupsEndedEarly    metric.Int64Counter // by reason
 	// GroupsHistoryIncomplete counts groups whose history may be incomplete,
 	// by reason (warm_up, max_traces, out_of_order).
@@ -53,7 +54,8 @@ func (m *Metrics) Instruments(prefix string) []selfmetric.Instrument {
 	return []selfmetric.Instrument{
 		row("traces_held", &m.TracesHeld, "{traces}", "Traces held, waiting to be complete."),
 		row("traces_released_early", &m.TracesReleasedEarly, "{traces}", "Traces judged and released before they were complete, by reason.", AttrReason),
-		row("late_spans", &m.LateSpans, "{spans}", "Spans that arrived after their trace was released; passed on unjudged, or judged as the continuation of their group, as the processor's README says."),
+		row("late_spans", &m.LateSpans, "{spans}", "Spans that arrived after their trace was released; judged as the continuation of their group, or passed on unjudged (late_spans_unjudged)."),
+		row("late_spans_unjudged", &m.LateSpansUnjudged, "{spans}", "Late spans passed on unjudged: their trace was a group of its own, ended when it was released (temporalcheck, judge: when_complete)."),
 		row("groups_ended_early", &m.GroupsEndedEarly, "{groups}", "Groups ended before their end (more open groups than max_traces), by reason; their end-of-group verdicts are reported.", AttrReason),
 		row("groups_history_incomplete", &m.GroupsHistoryIncomplete, "{groups}", "Groups whose history may be incomplete, by reason; their verdicts carry agentguard.history.", AttrReason),
 		row("verdicts_history_incomplete", &m.VerdictsHistoryIncomplete, "{verdicts}", "Verdicts reported on a history that may be incomplete, by the agentguard.history they carry.", AttrHistory),

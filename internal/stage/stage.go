@@ -429,39 +429,55 @@ func (s *Stage[G]) route(sh *shard, ts []*tracebuffer.Trace) []released {
 	return out
 }
 
-// routeLate counts late spans and either adds them to pass or splits them
-// into chunks for their groups' workers.
+// routeLate counts late spans and splits them into chunks for their
+// groups' workers, to be judged as the continuation. Only with LatePass, a
+// trace that was a group of its own (ended at its release) has its late
+// spans added to pass, unjudged.
 func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces, n int, pass ptrace.Traces) []lateChunk {
 	if !s.cfg.OnArrival { // a trace taken on arrival goes on in batches: they are not late
 		s.tel.LateSpans.Add(ctx, int64(n))
 	}
-	if s.cfg.Late == LatePass {
-		s.Warnings.Once("late", "spans arrived after their trace was released; they pass through unjudged (raise wait or root_wait)", zap.Int("spans", n))
-		spans.ResourceSpans().MoveAndAppendTo(pass.ResourceSpans())
-		return nil
-	}
-	if !s.cfg.OnArrival {
-		s.Warnings.Once("late", "spans arrived after their trace was judged; they are judged as the continuation of its group, in arrival order (raise wait for a strict order)", zap.Int("spans", n))
-	}
 	var chunks []lateChunk
 	index := map[pcommon.TraceID]int{}
+	passed := pass.SpanCount()
 	moveSpans(spans, ptrace.Span.TraceID, func(id pcommon.TraceID) ptrace.Traces {
 		i, ok := index[id]
 		if !ok {
-			if s.cfg.OnArrival {
-				sh.buf.Refresh(id)
-			}
-			key, filed := sh.buf.GroupOf(id)
-			if !filed {
-				key = id.String()
-			}
-			i = len(chunks)
+			i = s.lateChunk(sh, id, &chunks)
 			index[id] = i
-			chunks = append(chunks, lateChunk{spans: ptrace.NewTraces(), key: key, own: key == id.String()})
+		}
+		if i < 0 {
+			return pass
 		}
 		return chunks[i].spans
 	})
+	if passed = pass.SpanCount() - passed; passed > 0 {
+		s.tel.LateSpansUnjudged.Add(ctx, int64(passed))
+		s.Warnings.Once("late-unjudged", "spans arrived after their trace, a group of its own, was released and judged; they pass through unjudged (raise wait or root_wait, or group traces by an attribute)", zap.Int("spans", passed))
+	}
+	if len(chunks) > 0 && !s.cfg.OnArrival {
+		s.Warnings.Once("late", "spans arrived after their trace was judged; they are judged as the continuation of its group, in arrival order, and an event that starts before one already judged marks the group out_of_order (raise wait for a strict order)", zap.Int("spans", n-passed))
+	}
 	return chunks
+}
+
+// lateChunk is the index in chunks of the chunk for a late trace's spans,
+// added now; -1 when they pass unjudged (LatePass and a trace that was a
+// group of its own: nothing is left to continue).
+func (s *Stage[G]) lateChunk(sh *shard, id pcommon.TraceID, chunks *[]lateChunk) int {
+	if s.cfg.OnArrival {
+		sh.buf.Refresh(id)
+	}
+	key, filed := sh.buf.GroupOf(id)
+	if !filed {
+		key = id.String()
+	}
+	own := key == id.String()
+	if own && s.cfg.Late == LatePass {
+		return -1
+	}
+	*chunks = append(*chunks, lateChunk{spans: ptrace.NewTraces(), key: key, own: own})
+	return len(*chunks) - 1
 }
 
 // moveSpans moves every span of td into the batch into picks for its key,

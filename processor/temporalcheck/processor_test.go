@@ -3,6 +3,7 @@
 package temporalcheck
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
@@ -292,4 +294,85 @@ func TestBadOTTLFailsCreation(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "xferToGreeting") {
 		t.Fatalf("error %v, want one naming the predicate", err)
 	}
+}
+
+// Spans that come after their trace was released (wait too short for the
+// exporter's gaps) continue their conversation, judged as they come: the
+// verdicts are those of the whole conversation judged at once, not lost to
+// a pass-through. Every span carries the conversation's ID, as OpenInference
+// sets session.id on each (a trace released before any of its spans named
+// its conversation is a group of its own; ADK names it on its last spans).
+func TestLateSpansContinueTheirConversation(t *testing.T) {
+	conversation := func(c *Config) { c.GroupBy = "gen_ai.conversation.id" }
+	files := []string{"adk-weather/adk-bad-43-0.json", "adk-weather/adk-bad-43-1.json"}
+	ref, refSink := newTestProcessor(t, "paper", conversation)
+	for _, file := range files {
+		feed(t, ref, fixtures.Traces(t, file))
+	}
+	shutdown(t, ref)
+	want := verdictsOf(refSink)
+	if len(want) == 0 {
+		t.Fatal("no verdict on the whole conversation: the test shows nothing")
+	}
+
+	p, sink, clock := newClockedProcessor(t, "paper", func(c *Config) { conversation(c); c.WarmUp = new(time.Duration) })
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, file := range files {
+		for _, span := range inEndOrder(oneSpanEach(stampConversation(fixtures.Traces(t, file), "conv-43"))) {
+			n += feed(t, p, span)
+			clock.t = clock.t.Add(time.Minute)
+			p.Tick(clock.t) // past wait: every later span of the trace is late
+		}
+	}
+	shutdown(t, p)
+	if got := verdictsOf(sink); !slices.Equal(got, want) {
+		t.Errorf("span by span, each late: verdicts %v, want %v (the conversation at once)", got, want)
+	}
+	if sink.SpanCount() != n {
+		t.Errorf("%d of %d spans passed on", sink.SpanCount(), n)
+	}
+}
+
+// stampConversation sets gen_ai.conversation.id on every span of td.
+func stampConversation(td ptrace.Traces, id string) ptrace.Traces {
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				sp.Attributes().PutStr("gen_ai.conversation.id", id)
+			}
+		}
+	}
+	return td
+}
+
+// inEndOrder sorts one-span batches by end time: the order an SDK's batch
+// span processor exports them in.
+func inEndOrder(batches []ptrace.Traces) []ptrace.Traces {
+	end := func(td ptrace.Traces) pcommon.Timestamp {
+		return td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).EndTimestamp()
+	}
+	slices.SortStableFunc(batches, func(a, b ptrace.Traces) int { return cmp.Compare(end(a), end(b)) })
+	return batches
+}
+
+// oneSpanEach splits td into one batch a span, in td's order.
+func oneSpanEach(td ptrace.Traces) []ptrace.Traces {
+	var out []ptrace.Traces
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				one := ptrace.NewTraces()
+				ors := one.ResourceSpans().AppendEmpty()
+				rs.Resource().CopyTo(ors.Resource())
+				oss := ors.ScopeSpans().AppendEmpty()
+				ss.Scope().CopyTo(oss.Scope())
+				sp.CopyTo(oss.Spans().AppendEmpty())
+				out = append(out, one)
+			}
+		}
+	}
+	return out
 }
