@@ -210,7 +210,7 @@ func (fs *fieldSpec) match(ev *evaluation) bool {
 			return false
 		}
 		for j := range fields {
-			v, ok := lookup(call, fields[j].Path)
+			v, ok := lookupIn(call, i == 1, fields[j].Path)
 			if !ok || !fields[j].matchStatic(v) {
 				return false
 			}
@@ -229,7 +229,20 @@ func (ev *evaluation) value(s source) (pcommon.Value, bool) {
 	if !ok {
 		return pcommon.Value{}, false
 	}
-	return lookup(call, s.path)
+	return lookupIn(call, s.result, s.path)
+}
+
+// lookupIn is lookup in a call's arguments (result false) or result. The
+// arguments of a one-argument LangChain tool come bare ("London", not
+// {"city": "London"}), so there a bare value is the value of any top-level
+// field: `args: {city: ...}` reads the same call in every convention. A
+// bare result is not: a tool's result has no named field to stand for.
+func lookupIn(call pcommon.Value, result bool, path string) (pcommon.Value, bool) {
+	bare := call.Type() != pcommon.ValueTypeMap && call.Type() != pcommon.ValueTypeSlice
+	if !result && bare && path != "$" && !strings.Contains(path, ".") {
+		return call, true
+	}
+	return lookup(call, path)
 }
 
 // values are the dict part's values at this span: bindings, then compared

@@ -56,12 +56,24 @@ func TestArgsAndResultsOnRealTraces(t *testing.T) {
 		// the result is the ToolMessage's content inside {"output": ...}.
 		{"langgraph-openinference/strong-explicit-handback.json", map[string]any{"tool": "get_weather",
 			"args": map[string]any{"$": "^New York$"}, "result": map[string]any{"$": "sunny, 25"}}, "...+"},
+		// ... which stands for any top-level field, so that args: {city: ...}
+		// reads it as in the other conventions; a bare result has no field.
+		{"langgraph-openinference/strong-explicit-handback.json", map[string]any{"tool": "get_weather",
+			"args": map[string]any{"city": "^New York$"}}, "...+"},
+		{"langgraph-openinference/strong-explicit-handback.json", map[string]any{"tool": "get_weather",
+			"args": map[string]any{"city": "^London$"}}, "...."},
+		{"langgraph-openinference/strong-explicit-handback.json", map[string]any{"tool": "get_weather",
+			"args": map[string]any{"city.name": "New York"}}, "...."},
+		{"langgraph-openinference/strong-explicit-handback.json", map[string]any{"tool": "get_weather",
+			"result": map[string]any{"report": "sunny"}}, "...."},
 		// OpenInference, OpenAI Agents: JSON arguments, a bare string result.
 		{"openai-agents-openinference/strong.json", map[string]any{"tool": "get_weather",
 			"args": map[string]any{"city": "New York"}, "result": map[string]any{"$": "^The weather"}}, "...+"},
 		// OpenLLMetry, LangChain JS: {"args": ["New York"]}, the ToolMessage itself.
 		{"traceloop-langgraph/strong-explicit-handback.json", map[string]any{"tool": "get_weather",
 			"args": map[string]any{"$": "New York"}, "result": map[string]any{"$": "25°C"}}, "...+"},
+		{"traceloop-langgraph/strong-explicit-handback.json", map[string]any{"tool": "get_weather",
+			"args": map[string]any{"city": "^New York$"}}, "...+"},
 		// The household tools' state: JSON in the ToolMessage's content.
 		{"household-langgraph/ep-004.json", map[string]any{"tool": "answer_phone",
 			"result": map[string]any{"stove_on": true, "room": "^living_room$", "minutes_away_with_stove_on": 5}}, ".....+......."},
