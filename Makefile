@@ -103,9 +103,6 @@ HOUSEHOLD_CONFIG = examples/household/collector.yaml
 HOUSEHOLD_AGENT = examples/household/agent
 HOUSEHOLD_AGENT_SRC = $(wildcard $(HOUSEHOLD_AGENT)/*.js) $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
 
-$(HOUSEHOLD_AGENT)/node_modules/.package-lock.json: $(HOUSEHOLD_AGENT)/package-lock.json
-	cd $(HOUSEHOLD_AGENT) && npm ci --no-audit --no-fund
-
 $(HOUSEHOLD_DATA)/train/spans.jsonl: $(HOUSEHOLD_AGENT_SRC)
 	cd $(HOUSEHOLD_AGENT) && node main.js --out $(abspath $(HOUSEHOLD_DATA))/train --n 300 --seed 1 --concurrency 8 --model-latency-ms 100
 $(HOUSEHOLD_DATA)/heldout/spans.jsonl: $(HOUSEHOLD_AGENT_SRC)
@@ -144,18 +141,22 @@ LIVE_APP = examples/live/app
 live: $(DIST_BIN) $(LIVE_APP)/node_modules/.package-lock.json
 	$(GO) run ./test/scenarios/live -n $(N)
 
-# The pre-call guard on the same app (test/scenarios/guard-live): N conversations
-# (default 20) of each kind without the guard, then with examples/live/app/guard.js asking
-# the built collector's decisions endpoint (examples/weather/guard.yaml) before
-# every tool call and transfer. No correct conversation may be denied and no
-# self-transfer may run with the guard. Files stay in dist/guard-live.
+# The pre-call guard (test/scenarios/guard-live) on the three frameworks'
+# apps of examples/live (ADK for TypeScript, LangGraph JS, OpenAI Agents JS):
+# N conversations (default 100) of each kind without the guard, then with
+# the app's guard.js asking the built collector's decisions endpoint
+# (examples/weather/guard.yaml) before every tool call and hand-off. No
+# correct conversation may be denied and no mistake may run with the guard.
+# Files stay in dist/guard-live.
 .PHONY: guard-live
-guard-live: $(DIST_BIN) $(LIVE_APP)/node_modules/.package-lock.json
-	$(GO) run ./test/scenarios/guard-live -n $(if $(filter command line environment,$(origin N)),$(N),20)
+GUARD_APPS = $(LIVE_APP) examples/live/langgraph examples/live/openai-agents
+GUARD_NODE_MODULES = $(addsuffix /node_modules/.package-lock.json,$(GUARD_APPS))
+guard-live: $(DIST_BIN) $(GUARD_NODE_MODULES)
+	$(GO) run ./test/scenarios/guard-live -n $(if $(filter command line environment,$(origin N)),$(N),100)
 
-# npm ci from the committed lock file, again only when it changed.
-$(LIVE_APP)/node_modules/.package-lock.json: $(LIVE_APP)/package-lock.json
-	cd $(LIVE_APP) && npm ci --no-audit --no-fund
+# Every npm app's npm ci from its committed lock file, again only when it changed.
+%/node_modules/.package-lock.json: %/package-lock.json
+	cd $* && npm ci --no-audit --no-fund
 
 # The household configuration's CPU per span in the built collector, beside a
 # pass-through pipeline run the same way (each in its own process, fed the
@@ -170,7 +171,7 @@ household-cpu: dist
 # that needs the router or an app's npm ci gets it first.
 SCENARIO_NEEDS_scaleout = $(ROUTER_BIN)
 SCENARIO_NEEDS_live = $(LIVE_APP)/node_modules/.package-lock.json
-SCENARIO_NEEDS_guard-live = $(LIVE_APP)/node_modules/.package-lock.json
+SCENARIO_NEEDS_guard-live = $(GUARD_NODE_MODULES)
 SCENARIO_NEEDS_household-loop = $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
 .PHONY: scenario-name
 scenario: scenario-name $(DIST_BIN) $(SCENARIO_NEEDS_$(NAME))

@@ -23,9 +23,11 @@
 //
 // It prints, per framework, mode and kind, the conversations played and
 // completed (every turn as scripted, to the final answer), those with a
-// deny, the mistaken calls that ran, those that kept control to the end, and
-// those whose expected assertion the collector's verdicts caught. It exits 1
-// when a correct conversation got a deny, when with the guard a mistake ran,
+// deny, the mistaken calls that ran, those that kept control to the end,
+// those whose expected assertion the collector's verdicts caught, and false
+// alarms (a violation on a conversation where what ran broke no rule). It
+// exits 1 on a false alarm, when a correct conversation got a deny, when with
+// the guard a mistake ran,
 // when without it a mistake did not run or its conversation was not caught,
 // or when an app failed or left a conversation without its outcome.
 // Everything stays in -out/FRAMEWORK/MODE.
@@ -52,7 +54,7 @@ func main() {
 	var frameworks string
 	flag.StringVar(&o.collector, "collector", "dist/otelcol-agentguard", "the otelcol-agentguard binary (make dist)")
 	flag.StringVar(&o.config, "config", "examples/weather/guard.yaml", "the collector configuration: on_arrival, risk_endpoint, enforce: deny")
-	flag.StringVar(&frameworks, "frameworks", "adk", "the frameworks whose apps play (npm ci done in each app's folder)")
+	flag.StringVar(&frameworks, "frameworks", strings.Join(allFrameworks, ","), "the frameworks whose apps play (npm ci done in each app's folder)")
 	flag.StringVar(&o.out, "out", "dist/guard-live", "where each run's files are kept, in a folder of its own (emptied first)")
 	flag.IntVar(&o.n, "n", 20, "conversations of each kind, per framework and mode")
 	flag.IntVar(&o.concurrency, "concurrency", 4, "conversations an app plays at once")

@@ -5,26 +5,27 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 )
 
 // row is one framework, mode and kind in the table.
 type row struct {
-	played, completed, denied, mistakes, kept, caught, guardErrors int
+	played, completed, denied, mistakes, kept, caught, falseAlarms, guardErrors int
 }
 
 // report prints the table and the failures, and says whether the run passed.
 func report(w io.Writer, results []result) bool {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "framework\tmode\tkind\tplayed\tcompleted\twith a deny\tmistakes ran\tkept control to the end\tcaught by verdicts\tguard errors\t")
+	fmt.Fprintln(tw, "framework\tmode\tkind\tplayed\tcompleted\twith a deny\tmistakes ran\tkept control to the end\tcaught by verdicts\tfalse alarms\tguard errors\t")
 	var failures []string
 	for _, res := range results {
 		rows, order, fails := tally(res)
 		failures = append(failures, fails...)
 		for _, k := range order {
 			r := rows[k]
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", res.framework, res.mode, k,
-				r.played, r.completed, r.denied, r.mistakes, r.kept, r.caught, r.guardErrors)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", res.framework, res.mode, k,
+				r.played, r.completed, r.denied, r.mistakes, r.kept, r.caught, r.falseAlarms, r.guardErrors)
 		}
 	}
 	tw.Flush()
@@ -32,6 +33,7 @@ func report(w io.Writer, results []result) bool {
 	fmt.Fprintln(w, "  a pre-call hook sees each before it runs: none may run with the guard.")
 	fmt.Fprintln(w, "keeping control (keeps-control) is a call never made: no pre-call hook prevents it; te1's verdict at the conversation's end reports it.")
 	fmt.Fprintln(w, "caught by verdicts: conversations with a violation of the assertion their kind must break (its expect).")
+	fmt.Fprintln(w, "false alarms: conversations with a violation although what ran broke no rule (a correct one, or one whose mistake the guard denied).")
 	for _, f := range failures {
 		fmt.Fprintln(w, "FAIL:", f)
 	}
@@ -65,6 +67,7 @@ func tally(res result) (map[string]*row, []string, []string) {
 		}
 		want := expect[o.ID]
 		caught := want != "" && res.caught[o.ID][want]
+		falseAlarm := len(res.caught[o.ID]) > 0 && o.mistakes() == 0 && !o.keptControl()
 		denied := o.count("deny") > 0
 		r.played++
 		r.completed += b2i(o.Completed)
@@ -72,8 +75,12 @@ func tally(res result) (map[string]*row, []string, []string) {
 		r.mistakes += o.mistakes()
 		r.kept += b2i(o.keptControl())
 		r.caught += b2i(caught)
+		r.falseAlarms += b2i(falseAlarm)
 		r.guardErrors += o.guardErrors()
 		fails = append(fails, prefixed(at, judge(res.mode, want, o, denied, caught))...)
+		if falseAlarm {
+			fails = append(fails, fmt.Sprintf("%s: %s broke no rule, yet the collector reported %v (a false alarm)", at, o.ID, keys(res.caught[o.ID])))
+		}
 	}
 	return rows, order, fails
 }
@@ -100,6 +107,15 @@ func judge(mode, want string, o outcome, denied, caught bool) []string {
 		fails = append(fails, fmt.Sprintf("%s did not complete: %s", o.ID, o.Error))
 	}
 	return fails
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func prefixed(at string, lines []string) []string {

@@ -1,0 +1,182 @@
+// The paper's three-agent weather team in LangGraph JS, as a swarm
+// (@langchain/langgraph-swarm): weather_agent_v2 (get_weather),
+// greeting_agent (say_hello) and farewell_agent (say_goodbye), each a
+// createReactAgent node of a parent graph. Control moves only through
+// hand-off tools named transfer_to_<agent>, which return a Command to the
+// parent graph; the swarm's activeAgent, kept by the thread's checkpointer,
+// says who answers the user's next turn.
+import { ToolMessage } from '@langchain/core/messages';
+import { tool } from '@langchain/core/tools';
+import { Command, MemorySaver, getCurrentTaskInput } from '@langchain/langgraph';
+import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import { METADATA_KEY_HANDOFF_DESTINATION, createSwarm } from '@langchain/langgraph-swarm';
+import { z } from 'zod';
+import { ScriptedChatModel, Step } from './scripted_llm.js';
+
+export const WEATHER = 'weather_agent_v2';
+export const GREETING = 'greeting_agent';
+export const FAREWELL = 'farewell_agent';
+
+/**
+ * handoff is `from`'s tool that hands control to `to`: the swarm's
+ * createHandoffTool, plus telling ran() when it runs (a hand-off whose tool
+ * ran takes effect: the parent graph goes to `to` and makes it active).
+ */
+function handoff(from, to, ran) {
+  const name = `transfer_to_${to}`;
+  const t = tool(
+    async (_, config) => {
+      ran({ agent: from, transfer_to: to });
+      const done = new ToolMessage({ content: `Successfully transferred to ${to}`, name, tool_call_id: config.toolCall.id });
+      return new Command({
+        goto: to,
+        graph: Command.PARENT,
+        update: { messages: getCurrentTaskInput().messages.concat(done), activeAgent: to },
+      });
+    },
+    { name, description: `Hand the conversation to ${to}.`, schema: z.object({}) },
+  );
+  t.metadata = { [METADATA_KEY_HANDOFF_DESTINATION]: to }; // the swarm's graph edges
+  return t;
+}
+
+/**
+ * team builds the swarm, compiled on its own checkpointer, each agent with
+ * its own ScriptedChatModel on the script. A team is built per conversation:
+ * the models hold the conversation's script. ran(entry) is told of each tool
+ * and hand-off that runs. toolsNode(agent, tools) makes an agent's tools node
+ * (a guard's ToolNode); by default the tools themselves.
+ */
+export function team(script, ran = () => {}, toolsNode = (_, tools) => tools) {
+  const getWeather = tool(
+    ({ city }) => {
+      ran({ agent: WEATHER, tool: 'get_weather', args: { city } });
+      return JSON.stringify({ status: 'success', report: `It is sunny in ${city}, 25 °C.` });
+    },
+    {
+      name: 'get_weather',
+      description: 'Retrieves the current weather report for a city.',
+      schema: z.object({ city: z.string().describe('the city') }),
+    },
+  );
+  const sayHello = tool(
+    () => {
+      ran({ agent: GREETING, tool: 'say_hello', args: {} });
+      return 'Hello there!';
+    },
+    { name: 'say_hello', description: 'Greets the user.', schema: z.object({}) },
+  );
+  const sayGoodbye = tool(
+    () => {
+      ran({ agent: FAREWELL, tool: 'say_goodbye', args: {} });
+      return 'Goodbye, have a nice day!';
+    },
+    { name: 'say_goodbye', description: 'Says goodbye to the user.', schema: z.object({}) },
+  );
+  // Each helper can hand back to the weather agent, and, as the paper's
+  // faulty runs do, to itself.
+  const agent = (name, prompt, tools) =>
+    createReactAgent({ name, prompt, llm: new ScriptedChatModel(name, script), tools: toolsNode(name, tools) });
+  const agents = [
+    agent(WEATHER, 'Answer weather questions with get_weather; hand greetings and farewells on.', [
+      getWeather,
+      handoff(WEATHER, GREETING, ran),
+      handoff(WEATHER, FAREWELL, ran),
+    ]),
+    agent(GREETING, 'You are the greeting agent. Greet the user with say_hello, then hand back.', [
+      sayHello,
+      handoff(GREETING, WEATHER, ran),
+      handoff(GREETING, GREETING, ran),
+    ]),
+    agent(FAREWELL, 'You are the farewell agent. Say goodbye with say_goodbye, then hand back.', [
+      sayGoodbye,
+      handoff(FAREWELL, WEATHER, ran),
+      handoff(FAREWELL, FAREWELL, ran),
+    ]),
+  ];
+  return createSwarm({ agents, defaultActiveAgent: WEATHER }).compile({ checkpointer: new MemorySaver() });
+}
+
+// The model's replies, as steps.
+const transfer = (agent, to, ifRan) => new Step(agent, { call: { name: `transfer_to_${to}`, args: {} } }, ifRan);
+const call = (agent, tool, args = {}) => new Step(agent, { call: { name: tool, args } });
+const text = (agent, words) => new Step(agent, { text: words });
+
+/** The user's three turns, the same in every conversation. */
+export const USER_TURNS = ['Hi!', 'What is the weather in London?', 'Bye!'];
+
+// The turns of a conversation where every agent hands back.
+const helloTurn = [transfer(WEATHER, GREETING), call(GREETING, 'say_hello'), transfer(GREETING, WEATHER), text(WEATHER, 'Hello! Ask me about the weather.')];
+const weatherTurn = [call(WEATHER, 'get_weather', { city: 'London' }), text(WEATHER, 'It is sunny in London, 25 °C.')];
+const byeTurn = [transfer(WEATHER, FAREWELL), call(FAREWELL, 'say_goodbye'), transfer(FAREWELL, WEATHER), text(WEATHER, 'Goodbye!')];
+
+/**
+ * KINDS are the conversations played, as in examples/live/app: how each
+ * agent answers each user turn (one list of model replies a turn), and the
+ * assertion of examples/weather/guard.yaml that must catch it.
+ */
+export const KINDS = {
+  // Every agent hands back after its job: no assertion may fail.
+  strong: { expect: null, turns: [helloTurn, weatherTurn, byeTurn] },
+  // The paper's failing run: after its hello the greeting agent hands off to
+  // itself; it runs again (or, denied, goes on) and keeps the turn, then
+  // hands back at the next one.
+  'self-hello': {
+    expect: 'te1',
+    turns: [
+      [transfer(WEATHER, GREETING), call(GREETING, 'say_hello'), transfer(GREETING, GREETING), text(GREETING, 'Hello again!')],
+      [transfer(GREETING, WEATHER), call(WEATHER, 'get_weather', { city: 'London' }), text(WEATHER, 'It is sunny in London, 25 °C.')],
+      byeTurn,
+    ],
+  },
+  // The same mistake by the farewell agent, in the last turn.
+  'self-goodbye': {
+    expect: 'te2',
+    turns: [
+      helloTurn,
+      weatherTurn,
+      [transfer(WEATHER, FAREWELL), call(FAREWELL, 'say_goodbye'), transfer(FAREWELL, FAREWELL), text(FAREWELL, 'Goodbye again!')],
+    ],
+  },
+  // A second greeting: the weather agent hands off to the greeting agent
+  // again when asked about the weather (te6). If the hand-off runs, the
+  // greeting agent greets and hands back.
+  'extra-transfer': {
+    expect: 'te6',
+    turns: [
+      helloTurn,
+      [
+        transfer(WEATHER, GREETING, [call(GREETING, 'say_hello'), transfer(GREETING, WEATHER)]),
+        call(WEATHER, 'get_weather', { city: 'London' }),
+        text(WEATHER, 'It is sunny in London, 25 °C.'),
+      ],
+      byeTurn,
+    ],
+  },
+  // The weather agent looks up a city it does not serve (te4).
+  'bad-city': {
+    expect: 'te4',
+    turns: [helloTurn, [call(WEATHER, 'get_weather', { city: 'Atlantis' }), text(WEATHER, 'I cannot tell.')], byeTurn],
+  },
+  // The weather agent looks up the same city twice in a row (te5).
+  'repeat-weather': {
+    expect: 'te5',
+    turns: [
+      helloTurn,
+      [call(WEATHER, 'get_weather', { city: 'London' }), call(WEATHER, 'get_weather', { city: 'London' }), text(WEATHER, 'It is sunny in London, 25 °C.')],
+      byeTurn,
+    ],
+  },
+  // The greeting agent says hello and answers in text, never handing back:
+  // the swarm gives it every later turn. No single call is wrong: nothing
+  // for a guard to deny; te1 (on_end: fail) catches it only when the
+  // conversation ends.
+  'keeps-control': {
+    expect: 'te1',
+    turns: [
+      [transfer(WEATHER, GREETING), call(GREETING, 'say_hello'), text(GREETING, 'Hello! How can I help?')],
+      [text(GREETING, 'I can only say hello.')],
+      [text(GREETING, 'Bye!')],
+    ],
+  },
+};
