@@ -4,6 +4,8 @@ package verdictlogs
 
 import (
 	"fmt"
+
+	"go.opentelemetry.io/collector/component"
 	"slices"
 
 	"github.com/agentguard/agentguard/internal/verdictattr"
@@ -17,6 +19,10 @@ type Config struct {
 	// Passes also turns passing verdicts (INFO) into records. Default true;
 	// false keeps only violations and risks (WARN).
 	Passes bool `mapstructure:"passes"`
+	// Decisions names a riskendpoint extension: every decision it answers
+	// becomes a record too (an audit trail of what an agent asked, what it
+	// was answered and why). Unset: none.
+	Decisions *component.ID `mapstructure:"decisions"`
 }
 
 func createDefaultConfig() *Config {

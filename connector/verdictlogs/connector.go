@@ -5,6 +5,7 @@ package verdictlogs
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -14,22 +15,41 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
 
 	"github.com/agentguard/agentguard/connector/verdictlogs/internal/metadata"
 	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 type verdictConnector struct {
-	component.StartFunc
-	component.ShutdownFunc
-	cfg  *Config
-	next consumer.Logs
-	tel  *metadata.TelemetryBuilder
-	now  func() time.Time
+	cfg    *Config
+	next   consumer.Logs
+	tel    *metadata.TelemetryBuilder
+	logger *zap.Logger
+	now    func() time.Time
+	// stopFollowing ends the decisions' audit trail (the decisions setting).
+	stopFollowing func()
+	refusedOnce   sync.Once
 }
 
-func newConnector(cfg *Config, next consumer.Logs, tel *metadata.TelemetryBuilder) *verdictConnector {
-	return &verdictConnector{cfg: cfg, next: next, tel: tel, now: time.Now}
+func newConnector(cfg *Config, next consumer.Logs, tel *metadata.TelemetryBuilder, logger *zap.Logger) *verdictConnector {
+	return &verdictConnector{cfg: cfg, next: next, tel: tel, logger: logger, now: time.Now}
+}
+
+// Start follows the decisions of the riskendpoint named by decisions, if set.
+func (c *verdictConnector) Start(_ context.Context, host component.Host) error {
+	if c.cfg.Decisions == nil {
+		return nil
+	}
+	return c.followDecisions(host)
+}
+
+// Shutdown stops following the decisions.
+func (c *verdictConnector) Shutdown(context.Context) error {
+	if c.stopFollowing != nil {
+		c.stopFollowing()
+	}
+	return nil
 }
 
 func (c *verdictConnector) Capabilities() consumer.Capabilities {

@@ -26,5 +26,5 @@ func createTracesToLogs(_ context.Context, set connector.Settings, cfg component
 	if err != nil {
 		return nil, err
 	}
-	return newConnector(cfg.(*Config), next, tel), nil
+	return newConnector(cfg.(*Config), next, tel, set.Logger), nil
 }

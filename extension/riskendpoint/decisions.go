@@ -131,10 +131,10 @@ type decisionRequest struct {
 
 // action is exactly one of a tool call, a transfer, or a span.
 type action struct {
-	Tool       string          `json:"tool"`
-	Arguments  json.RawMessage `json:"arguments"`
-	TransferTo string          `json:"transfer_to"`
-	Span       json.RawMessage `json:"span"`
+	Tool       string          `json:"tool,omitempty"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
+	TransferTo string          `json:"transfer_to,omitempty"`
+	Span       json.RawMessage `json:"span,omitempty"`
 }
 
 // DecisionResponse is what POST /v1/groups/{group}/decisions returns.
@@ -158,7 +158,8 @@ func (e *endpoint) serveDecision(w http.ResponseWriter, r *http.Request, group s
 		reply(w, http.StatusMethodNotAllowed, problem{fmt.Sprintf("method %s: a decision is asked with POST", r.Method)})
 		return
 	}
-	q, status, err := readQuestion(r.Body)
+	began := time.Now()
+	q, asked, status, err := readQuestion(r.Body)
 	if err != nil {
 		reply(w, status, problem{err.Error()})
 		return
@@ -169,7 +170,9 @@ func (e *endpoint) serveDecision(w http.ResponseWriter, r *http.Request, group s
 		reply(w, http.StatusServiceUnavailable, problem{"no processor answers decisions: set risk_endpoint on temporalcheck or probguard"})
 		return
 	}
-	reply(w, http.StatusOK, e.decide(r.Context(), q, names, ds))
+	resp := e.decide(r.Context(), q, names, ds)
+	reply(w, http.StatusOK, resp)
+	e.tell(r.Context(), Decided{Time: began, Group: group, AfterSpanID: q.AfterSpanID, Action: asked, Response: resp, Took: time.Since(began)})
 }
 
 // decide asks every decider at once, each within max_wait, and joins their
@@ -238,9 +241,15 @@ func worseHistory(a, b string) string {
 	return a
 }
 
-// readQuestion decodes a question's body (but its group), or says what is
-// wrong with it and the status to answer.
-func readQuestion(body io.Reader) (Question, int, error) {
+// readQuestion decodes a question's body (but its group), and gives its
+// action as asked (JSON), or says what is wrong with it and the status to
+// answer.
+func readQuestion(body io.Reader) (q Question, asked string, status int, err error) {
+	q, status, err = decodeQuestion(body, &asked)
+	return q, asked, status, err
+}
+
+func decodeQuestion(body io.Reader, asked *string) (Question, int, error) {
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	var req decisionRequest
@@ -269,6 +278,9 @@ func readQuestion(body io.Reader) (Question, int, error) {
 		return Question{}, http.StatusBadRequest, err
 	}
 	q.Action = td
+	if b, err := json.Marshal(req.Action); err == nil {
+		*asked = string(b)
+	}
 	return q, 0, nil
 }
 

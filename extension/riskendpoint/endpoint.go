@@ -28,6 +28,7 @@ const groupsPath = "/v1/groups/"
 type endpoint struct {
 	*board
 	deciders
+	followers
 	cfg     *Config
 	set     component.TelemetrySettings
 	server  *http.Server
@@ -35,8 +36,9 @@ type endpoint struct {
 }
 
 var (
-	_ Board    = (*endpoint)(nil)
-	_ Registry = (*endpoint)(nil)
+	_ Board       = (*endpoint)(nil)
+	_ Registry    = (*endpoint)(nil)
+	_ DecisionLog = (*endpoint)(nil)
 )
 
 func newEndpoint(cfg *Config, set component.TelemetrySettings) *endpoint {

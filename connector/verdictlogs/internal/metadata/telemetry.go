@@ -17,6 +17,10 @@ const (
 	AttrSeverity = "severity"
 )
 
+// CheckDecision is AttrCheck's value for a riskendpoint's decision (the
+// decisions setting), beside the processors' checks.
+const CheckDecision = "decision"
+
 // The values of AttrSeverity, which are also the records' severity texts: a
 // violation, a risk or an unknown state warns, a pass or a pending verdict
 // informs.
@@ -28,7 +32,7 @@ const (
 // attributeValues are the closed sets of values (metadata.yaml's enums).
 func attributeValues() map[string][]string {
 	return map[string][]string{
-		AttrCheck:    {verdictattr.CheckTemporal, verdictattr.CheckProb},
+		AttrCheck:    {verdictattr.CheckTemporal, verdictattr.CheckProb, CheckDecision},
 		AttrSeverity: {SeverityWarn, SeverityInfo},
 	}
 }
