@@ -125,7 +125,7 @@ household-compare: $(HOUSEHOLD_DATA)/train/spans.jsonl $(HOUSEHOLD_DATA)/heldout
 # The paper's Table 2 with agentguard in the loop: the agent against the
 # built collector's risk endpoint, HOUSEHOLD_N episodes (seed 3) per mode.
 HOUSEHOLD_N ?= 100
-HOUSEHOLD_MODES ?= none,stop:0.5,stop:0.7,stop:0.9,reflect:0.7
+HOUSEHOLD_MODES ?= none,stop:0.5,stop:0.7,stop:0.9,reflect:0.7,deny:0.7
 household-loop: $(DIST_BIN) $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
 	$(GO) run ./test/scenarios/household-loop -n $(HOUSEHOLD_N) -modes $(HOUSEHOLD_MODES) -out $(HOUSEHOLD_DATA)/inloop
 

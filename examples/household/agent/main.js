@@ -3,7 +3,7 @@
 // (policy.js), and, unless --mode off, a guard hook that asks agentguard's
 // risk endpoint before every tool call (guard.js).
 //
-//   node main.js --out DIR [--n 100] [--seed 1] [--mode off|observe|stop|reflect]
+//   node main.js --out DIR [--n 100] [--seed 1] [--mode off|observe|stop|reflect|deny]
 //                [--endpoint http://127.0.0.1:4318/v1/traces] [--risk-url 'http://127.0.0.1:PORT/.../{group}']
 //                [--concurrency 4] [--model-latency-ms 100] [--deadline-ms 1000]
 //                [--turn-off-first 0.4] [--dawdle 0.4] [--remember 0.15] [--return-when-off 0.4]
@@ -12,6 +12,9 @@
 // episodes.jsonl (one line an episode: its calls with their wall-clock start
 // and reported state, whether it became unsafe and at which call, whether
 // its task was completed, what the hook asked and was told).
+// In deny mode the hook POSTs each proposed call to --risk-url + /decisions,
+// waiting up to --deadline-ms; AGENTGUARD_ON_ERROR (allow, the default, or
+// deny) says what becomes of a call without an answer.
 // Episode i of seed S is "sS-i": its thread_id, so its session.id, so its
 // probguard group. The same seed plays the same episodes in every mode until
 // the hook acts. Exit 1 on an agent error or a span never exported.
@@ -21,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { awaitAllCallbacks } from '@langchain/core/callbacks/promises';
 import { HumanMessage } from '@langchain/core/messages';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
-import { MODES, RiskClient, guardHook } from './guard.js';
+import { DecisionClient, MODES, RiskClient, guardHook } from './guard.js';
 import { House, tools } from './house.js';
 import { DEFAULT_PROBABILITIES, Policy, Rng, ScriptedChatModel } from './policy.js';
 import { startTracing } from './telemetry.js';
@@ -69,6 +72,8 @@ const seed = integer('seed', 0);
 const concurrency = integer('concurrency', 1);
 const latencyMs = integer('model-latency-ms', 0);
 const deadlineMs = integer('deadline-ms', 0);
+const onError = process.env.AGENTGUARD_ON_ERROR || 'allow';
+if (onError !== 'allow' && onError !== 'deny') fail(`AGENTGUARD_ON_ERROR: ${JSON.stringify(onError)} is not allow or deny`);
 const probabilities = {
   turnOffFirst: probability('turn-off-first'),
   dawdle: probability('dawdle'),
@@ -78,7 +83,9 @@ const probabilities = {
 
 fs.mkdirSync(o.out, { recursive: true });
 const tracing = startTracing({ endpoint: o.endpoint, spansFile: path.join(o.out, 'spans.jsonl') });
-const client = mode === 'off' ? null : new RiskClient({ urlTemplate: o['risk-url'], deadlineMs });
+let client = null;
+if (mode === 'deny') client = new DecisionClient({ urlTemplate: o['risk-url'], timeoutMs: deadlineMs });
+else if (mode !== 'off') client = new RiskClient({ urlTemplate: o['risk-url'], deadlineMs });
 const episodesFile = fs.openSync(path.join(o.out, 'episodes.jsonl'), 'w');
 
 // A seed per episode and purpose, so that the model's latency draws never
@@ -89,13 +96,14 @@ async function play(i) {
   const id = `s${seed}-${String(i).padStart(3, '0')}`;
   const house = new House(new Rng(seedOf(i, 1)));
   const policy = new Policy(probabilities, new Rng(seedOf(i, 2)), { ...house.state });
-  const ep = { id, seed, mode, calls: [], asks: [], stopped: false, reflections: 0 };
+  const ep = { id, seed, mode, calls: [], asks: [], stopped: false, reflections: 0, denials: 0 };
+  const hook = { mode, client, flush: tracing.flush, ep, lastSpan: tracing.lastSpan, onError, log: (line) => console.error(line) };
   const llm = new ScriptedChatModel({ policy, latencyMs, rng: new Rng(seedOf(i, 3)) });
   const agent = createReactAgent({
     llm,
     tools: tools(house, (c) => ep.calls.push(c)),
     name: 'household_agent',
-    postModelHook: client ? guardHook({ mode, client, flush: tracing.flush, ep }) : undefined,
+    postModelHook: client ? guardHook(hook) : undefined,
   });
   const started = Date.now();
   await agent.invoke(
@@ -103,6 +111,7 @@ async function play(i) {
     { configurable: { thread_id: id }, recursionLimit: 400 },
   );
   await awaitAllCallbacks();
+  tracing.forget(id);
   const s = house.state;
   const hazard = ep.calls.findIndex((c) => c.state.unsafe);
   const taskDone = { package: s.package_inside, groceries: s.groceries_inside, phone: s.phone_answered }[policy.task];
@@ -118,6 +127,7 @@ async function play(i) {
     completed: !ep.stopped && s.pasta_cooked && !s.stove_on && Boolean(taskDone),
     stopped: ep.stopped,
     reflections: ep.reflections,
+    denials: ep.denials,
     calls: ep.calls.map((c) => ({
       tool: c.tool,
       at_ms: c.at_ms,

@@ -4,8 +4,8 @@
 // the phone), sometimes with the stove on, sometimes remembering it in time,
 // come back and finish the pasta. It decides every call from what it reads in
 // its context: the last tool message (the house as the tool reported it), or
-// an agentguard alert that the guard hook put there instead of running the
-// call, which it heeds as a model would: it secures the stove (back to the
+// an agentguard alert or denial that the guard hook put there instead of
+// running the call, which it heeds as a model would: it secures the stove (back to the
 // kitchen, stove off) before anything else, then carries on.
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, ToolMessage } from '@langchain/core/messages';
@@ -44,6 +44,9 @@ export class Rng {
 
 /** The alert's marker in a tool message: the guard hook's answer to a call it did not run. */
 export const ALERT_PREFIX = 'agentguard alert:';
+
+/** A denial's marker (deny mode): the call was not run either, and is heeded as an alert. */
+export const DENIED_PREFIX = 'Denied by agentguard:';
 
 const call = (tool, args = {}) => ({ tool, args });
 const goTo = (room) => call('go_to', { input: room });
@@ -164,7 +167,7 @@ export class Policy {
       const last = messages[messages.length - 1];
       if (!(last instanceof ToolMessage)) throw new Error('the policy expects a tool message after each call');
       const text = String(last.content);
-      if (text.startsWith(ALERT_PREFIX)) {
+      if (text.startsWith(ALERT_PREFIX) || text.startsWith(DENIED_PREFIX)) {
         this.alertsHeeded++;
         r = this.gen.next({ alert: text });
       } else {

@@ -70,13 +70,20 @@ class CountingExporter {
   }
 }
 
+/**
+ * EndCounter counts the spans that ended, and remembers each episode's
+ * (session.id's) last one: the deny hook asks after it.
+ */
 class EndCounter {
   constructor() {
     this.ended = 0;
+    this.last = new Map(); // session.id -> span ID
   }
   onStart() {}
-  onEnd() {
+  onEnd(span) {
     this.ended++;
+    const session = span.attributes['session.id'];
+    if (session !== undefined) this.last.set(session, span.spanContext().spanId);
   }
   forceFlush() {
     return Promise.resolve();
@@ -87,10 +94,12 @@ class EndCounter {
 }
 
 /**
- * startTracing instruments LangChain and returns {flush, stop}: flush sends
- * every span that has ended (the guard hook's first step, so that the
- * collector has the last tool call before it is asked); stop flushes, shuts
- * the provider down and resolves to what went wrong.
+ * startTracing instruments LangChain and returns {flush, lastSpan, stop}:
+ * flush sends every span that has ended (the guard hook's first step, so
+ * that the collector has the last tool call before it is asked); lastSpan
+ * is the ID of an episode's last span that ended; forget drops it when the
+ * episode is over; stop flushes, shuts the provider down and resolves to
+ * what went wrong.
  */
 export function startTracing({ endpoint, spansFile }) {
   // LangChain runs callbacks, and so OpenInference ends spans, in the
@@ -114,6 +123,8 @@ export function startTracing({ endpoint, spansFile }) {
   diag.setLogger(new DiagConsoleLogger(), DiagLogLevel.WARN);
   return {
     flush: () => provider.forceFlush(),
+    lastSpan: (session) => counter.last.get(session),
+    forget: (session) => counter.last.delete(session),
     stop: async () => {
       await provider.forceFlush();
       const problems = [];
