@@ -37,16 +37,18 @@ type Checkpointer[G any] interface {
 
 // The checkpoint is one value in the storage client, written whole (a
 // crash mid-write leaves the previous one), under checkpointKey. Its
-// layout, version 1: the magic, the version, whether it was written at a
+// layout, version 2: the magic, the version, whether it was written at a
 // shutdown (nothing came after it: a start from it has no warm-up), the
-// evaluator's fingerprint, when it was written, then the groups, least
+// evaluator's fingerprint, when it was written, then the open groups, least
 // recently active first: key, last activity, history marks, latest trace
-// start, latest event start, latches, trace and span of the last event, service name, and the
-// evaluator's state.
+// start, latest event start, latches, trace and span of the last event,
+// service name, and the evaluator's state; then the groups kept after they
+// ended idle (Retention), in the same form, their last activity being when
+// they ended. Version 1 had no kept groups.
 const (
 	checkpointKey     = "groups"
 	checkpointMagic   = "agentguard-groups"
-	checkpointVersion = 1
+	checkpointVersion = 2
 )
 
 // savedGroup is a group as a checkpoint holds it.
@@ -95,47 +97,67 @@ func appendHeader(b []byte, h header, groups int) []byte {
 // minSavedGroup is the fewest bytes a saved group takes.
 const minSavedGroup = 1 + 1 + 1 + 1 + 1 + 1 + 16 + 8 + 1 + 1
 
-// decodeCheckpoint reads a checkpoint; every error names the field.
-func decodeCheckpoint(data []byte) (header, []savedGroup, error) {
+// decodeCheckpoint reads a checkpoint: its open groups, and the kept ones
+// each in its saved form; every error names the field.
+func decodeCheckpoint(data []byte) (header, []savedGroup, [][]byte, error) {
 	var h header
 	if !bytes.HasPrefix(data, []byte(checkpointMagic)) {
-		return h, nil, errors.New("not an agentguard checkpoint (no magic)")
+		return h, nil, nil, errors.New("not an agentguard checkpoint (no magic)")
 	}
 	r := checkpoint.NewReader(data[len(checkpointMagic):])
-	if v := r.Uvarint("version"); r.Err() == nil && v != checkpointVersion {
-		return h, nil, fmt.Errorf("version %d: this build reads version %d", v, checkpointVersion)
+	v := r.Uvarint("version")
+	if r.Err() == nil && v != 1 && v != checkpointVersion {
+		return h, nil, nil, fmt.Errorf("version %d: this build reads versions 1 and %d", v, checkpointVersion)
 	}
 	h.clean = r.Bool("clean")
 	h.fingerprint = r.String("fingerprint")
 	h.written = time.Unix(0, r.Varint("written"))
-	n := r.Count("groups", minSavedGroup)
+	gs := decodeGroups(r, "group")
+	var kept [][]byte
+	if v >= 2 {
+		n := r.Count("kept groups", minSavedGroup)
+		for i := 0; i < n && r.Err() == nil; i++ {
+			kept = append(kept, r.Bytes(fmt.Sprintf("kept group %d", i+1)))
+		}
+	}
+	if err := r.End("groups"); err != nil {
+		return h, nil, nil, err
+	}
+	return h, gs, kept, nil
+}
+
+// decodeGroups reads a count of saved groups, then the groups.
+func decodeGroups(r *checkpoint.Reader, what string) []savedGroup {
+	n := r.Count(what+"s", minSavedGroup)
 	var gs []savedGroup
 	for i := range n {
-		field := func(name string) string { return fmt.Sprintf("group %d: %s", i+1, name) }
-		var g savedGroup
-		g.key = r.String(field("key"))
-		g.seen = r.Varint(field("last activity"))
-		if hb := r.Fixed(field("history"), 1); hb != nil {
-			if g.history = History(hb[0]); g.history&^(HistoryPartial|HistoryOutOfOrder) != 0 {
-				r.Fail(field("history"), fmt.Errorf("unknown marks %#x", hb[0]))
-			}
-		}
-		g.latest = pcommon.Timestamp(r.Uvarint(field("latest trace start")))
-		g.latestE = pcommon.Timestamp(r.Uvarint(field("latest event start")))
-		g.latch = r.Uvarint(field("latches"))
-		copy(g.trace[:], r.Fixed(field("trace ID"), 16))
-		copy(g.span[:], r.Fixed(field("span ID"), 8))
-		g.service = r.String(field("service"))
-		g.state = r.Bytes(field("state"))
+		g := decodeSaved(r, func(name string) string { return fmt.Sprintf("%s %d: %s", what, i+1, name) })
 		if r.Err() != nil {
 			break
 		}
 		gs = append(gs, g)
 	}
-	if err := r.End("groups"); err != nil {
-		return h, nil, err
+	return gs
+}
+
+// decodeSaved reads one saved group; field names a field for errors.
+func decodeSaved(r *checkpoint.Reader, field func(string) string) savedGroup {
+	var g savedGroup
+	g.key = r.String(field("key"))
+	g.seen = r.Varint(field("last activity"))
+	if hb := r.Fixed(field("history"), 1); hb != nil {
+		if g.history = History(hb[0]); g.history&^(HistoryPartial|HistoryOutOfOrder) != 0 {
+			r.Fail(field("history"), fmt.Errorf("unknown marks %#x", hb[0]))
+		}
 	}
-	return h, gs, nil
+	g.latest = pcommon.Timestamp(r.Uvarint(field("latest trace start")))
+	g.latestE = pcommon.Timestamp(r.Uvarint(field("latest event start")))
+	g.latch = r.Uvarint(field("latches"))
+	copy(g.trace[:], r.Fixed(field("trace ID"), 16))
+	copy(g.span[:], r.Fixed(field("span ID"), 8))
+	g.service = r.String(field("service"))
+	g.state = r.Bytes(field("state"))
+	return g
 }
 
 // openStorage finds the storage extension and restores the checkpoint it
@@ -180,7 +202,7 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost b
 // workers run. Nothing is restored unless everything decodes.
 func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
 	cp := s.eval.(Checkpointer[G])
-	h, saved, err := decodeCheckpoint(data)
+	h, saved, kept, err := decodeCheckpoint(data)
 	if err != nil {
 		return false, 0, err
 	}
@@ -193,16 +215,14 @@ func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
 	}
 	rs := make([]restored, 0, len(saved))
 	for i, sg := range saved {
-		w := s.workers[s.workerOf(sg.key)]
-		g := &group[G]{latch: w.src.NewLatch(), trace: sg.trace, lastSpan: sg.span, history: sg.history, latest: sg.latest, latestEvent: sg.latestE,
-			service: w.intern(sg.service)}
-		if err := g.latch.Restore(sg.latch); err != nil {
+		g, err := s.workers[s.workerOf(sg.key)].restored(sg)
+		if err != nil {
 			return false, 0, fmt.Errorf("group %d (%s): %w", i+1, sg.key, err)
 		}
-		if g.state, err = cp.RestoreState(sg.key, sg.state); err != nil {
-			return false, 0, fmt.Errorf("group %d (%s): state: %w", i+1, sg.key, err)
-		}
 		rs = append(rs, restored{sg, g})
+	}
+	if err := s.restoreKept(kept); err != nil {
+		return false, 0, err
 	}
 	// Each worker's groups in the order of their last activity, as they
 	// were: the workers may be more or fewer than when it was written.
@@ -218,26 +238,40 @@ func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
 	return h.clean, len(rs), nil
 }
 
-// snapshot appends the worker's open groups to b; it runs on the worker.
-func (w *worker[G]) snapshot(b []byte) ([]byte, int) {
-	cp := w.s.eval.(Checkpointer[G])
-	n := 0
-	w.groups.Each(func(key string, seen int64, g *group[G]) {
-		service := ""
-		if g.service != nil {
-			service = *g.service
+// restoreKept puts a checkpoint's kept groups back, each in its saved form
+// (decoded when its group comes back), oldest first.
+func (s *Stage[G]) restoreKept(kept [][]byte) error {
+	for i, data := range kept {
+		r := checkpoint.NewReader(data)
+		sg := decodeSaved(r, func(name string) string { return fmt.Sprintf("kept group %d: %s", i+1, name) })
+		if err := r.End(fmt.Sprintf("kept group %d", i+1)); err != nil {
+			return err
 		}
-		b = appendSaved(b, savedGroup{key: key, seen: seen, history: g.history, latest: g.latest, latestE: g.latestEvent, latch: g.latch.State(),
-			trace: g.trace, span: g.lastSpan, service: service, state: cp.AppendState(nil, g.state)})
-		n++
-	})
-	return b, n
+		w := s.workers[s.workerOf(sg.key)]
+		w.retained.Touch(sg.key, time.Unix(0, sg.seen), func() []byte { return data })
+	}
+	return nil
 }
 
-// part is one worker's groups in a checkpoint.
+// snapshot saves the worker's open groups and its kept ones into p; it
+// runs on the worker.
+func (w *worker[G]) snapshot(p *part) {
+	cp := w.s.eval.(Checkpointer[G])
+	w.groups.Each(func(key string, seen int64, g *group[G]) {
+		p.data = appendSaved(p.data, w.saved(cp, key, seen, g))
+		p.groups++
+	})
+	w.retained.Each(func(_ string, _ int64, saved []byte) {
+		p.kept = checkpoint.AppendBytes(p.kept, saved)
+		p.keptGroups++
+	})
+}
+
+// part is one worker's groups in a checkpoint: the open ones, and the
+// kept ones (each length-prefixed).
 type part struct {
-	data   []byte
-	groups int
+	data, kept         []byte
+	groups, keptGroups int
 }
 
 // checkpoint has every worker save its groups, after what was handed to it
@@ -248,15 +282,20 @@ func (s *Stage[G]) checkpoint(ctx context.Context, now time.Time, clean bool) {
 	var done sync.WaitGroup
 	s.dispatch(nil, nil, work[G]{now: now, all: true, done: &done, snapshot: parts})
 	done.Wait()
-	total, size := 0, 0
+	total, kept, size := 0, 0, 0
 	for _, p := range parts {
 		total += p.groups
-		size += len(p.data)
+		kept += p.keptGroups
+		size += len(p.data) + len(p.kept)
 	}
 	fp := s.eval.(Checkpointer[G]).Fingerprint()
-	b := appendHeader(make([]byte, 0, size+len(checkpointMagic)+len(fp)+32), header{clean: clean, fingerprint: fp, written: now}, total)
+	b := appendHeader(make([]byte, 0, size+len(checkpointMagic)+len(fp)+40), header{clean: clean, fingerprint: fp, written: now}, total)
 	for _, p := range parts {
 		b = append(b, p.data...)
+	}
+	b = checkpoint.AppendUvarint(b, uint64(kept))
+	for _, p := range parts {
+		b = append(b, p.kept...)
 	}
 	s.lastCheckpoint = now
 	result := ResultOK

@@ -131,7 +131,7 @@ func TestBadCheckpointStartsWithout(t *testing.T) {
 	for name, data := range map[string][]byte{
 		"garbage":   []byte("not a checkpoint"),
 		"version":   checkpoint.AppendUvarint([]byte(checkpointMagic), 99),
-		"config":    appendHeader(nil, header{fingerprint: "another"}, 0),
+		"config":    checkpoint.AppendUvarint(appendHeader(nil, header{fingerprint: "another"}, 0), 0),
 		"truncated": appendHeader(nil, header{fingerprint: "recorder"}, 1),
 	} {
 		store := checkpointtest.NewStore()
@@ -154,18 +154,35 @@ func TestCheckpointErrorsNameTheField(t *testing.T) {
 	good := appendHeader(nil, header{clean: true, fingerprint: "f", written: time.Unix(5, 0)}, 1)
 	good = appendSaved(good, savedGroup{key: "conv", seen: 7, history: HistoryOutOfOrder, latest: 9, latch: 1,
 		trace: pcommon.TraceID{1}, span: pcommon.SpanID{2}, service: "svc", state: []byte("st")})
-	h, gs, err := decodeCheckpoint(good)
+	groupsEnd := len(good)
+	kept := appendSaved(nil, savedGroup{key: "paused", seen: 8, state: []byte("k")})
+	good = checkpoint.AppendBytes(checkpoint.AppendUvarint(good, 1), kept)
+	h, gs, ks, err := decodeCheckpoint(good)
 	if err != nil || !h.clean || h.fingerprint != "f" || len(gs) != 1 || gs[0].key != "conv" || gs[0].latest != 9 ||
-		gs[0].history != HistoryOutOfOrder || gs[0].service != "svc" || string(gs[0].state) != "st" || gs[0].span != (pcommon.SpanID{2}) {
-		t.Fatalf("round trip: %+v %+v %v", h, gs, err)
+		gs[0].history != HistoryOutOfOrder || gs[0].service != "svc" || string(gs[0].state) != "st" || gs[0].span != (pcommon.SpanID{2}) ||
+		len(ks) != 1 || !bytes.Equal(ks[0], kept) {
+		t.Fatalf("round trip: %+v %+v %v %v", h, gs, ks, err)
 	}
-	for cut, want := range map[int]string{len(good) - 1: "group 1: state", len(good) - 12: "groups"} {
-		if _, _, err := decodeCheckpoint(good[:cut]); err == nil || !strings.Contains(err.Error(), want) {
+	for cut, want := range map[int]string{groupsEnd - 1: "group 1: state", groupsEnd - 12: "groups", len(good) - 1: "kept group 1", groupsEnd: "kept groups"} {
+		if _, _, _, err := decodeCheckpoint(good[:cut]); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("cut at %d: %v, want %q", cut, err, want)
 		}
 	}
-	if _, _, err := decodeCheckpoint(append(bytes.Clone(good), 0)); err == nil || !strings.Contains(err.Error(), "left over") {
+	if _, _, _, err := decodeCheckpoint(append(bytes.Clone(good), 0)); err == nil || !strings.Contains(err.Error(), "left over") {
 		t.Errorf("trailing byte: %v", err)
+	}
+}
+
+// A version 1 checkpoint (no kept groups) is still read.
+func TestVersion1CheckpointIsRead(t *testing.T) {
+	v1 := append([]byte(checkpointMagic), checkpoint.AppendUvarint(nil, 1)...)
+	v1 = checkpoint.AppendBool(v1, true)
+	v1 = checkpoint.AppendString(v1, "f")
+	v1 = checkpoint.AppendVarint(v1, 5)
+	v1 = appendSaved(checkpoint.AppendUvarint(v1, 1), savedGroup{key: "conv", state: []byte("st")})
+	h, gs, ks, err := decodeCheckpoint(v1)
+	if err != nil || !h.clean || len(gs) != 1 || gs[0].key != "conv" || len(ks) != 0 {
+		t.Fatalf("version 1: %+v %+v %v %v", h, gs, ks, err)
 	}
 }
 
@@ -174,10 +191,11 @@ func TestCheckpointErrorsNameTheField(t *testing.T) {
 func FuzzDecodeCheckpoint(f *testing.F) {
 	good := appendHeader(nil, header{fingerprint: "f"}, 1)
 	good = appendSaved(good, savedGroup{key: "k", service: "s", state: []byte{1}})
-	f.Add(good)
+	f.Add(checkpoint.AppendUvarint(bytes.Clone(good), 0))
+	f.Add(checkpoint.AppendBytes(checkpoint.AppendUvarint(good, 1), appendSaved(nil, savedGroup{key: "p"})))
 	f.Add([]byte(checkpointMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h, gs, err := decodeCheckpoint(data)
+		h, gs, ks, err := decodeCheckpoint(data)
 		if err != nil {
 			return
 		}
@@ -185,8 +203,12 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 		for _, g := range gs {
 			again = appendSaved(again, g)
 		}
-		h2, gs2, err := decodeCheckpoint(again)
-		if err != nil || h2 != h || len(gs2) != len(gs) {
+		again = checkpoint.AppendUvarint(again, uint64(len(ks)))
+		for _, k := range ks {
+			again = checkpoint.AppendBytes(again, k)
+		}
+		h2, gs2, ks2, err := decodeCheckpoint(again)
+		if err != nil || h2 != h || len(gs2) != len(gs) || len(ks2) != len(ks) {
 			t.Fatalf("re-encoded checkpoint does not decode the same: %v", err)
 		}
 	})

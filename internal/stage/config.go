@@ -96,6 +96,11 @@ type Config struct {
 	// with them.
 	Storage         *component.ID
 	CheckpointEvery time.Duration
+	// Retention: a group of an attribute that ended idle is kept (saved, as
+	// in a checkpoint) this long, so that a later trace continues it; past
+	// it, or with 0, one that comes back is marked partial. Needs a
+	// Checkpointer evaluator; without one nothing is kept.
+	Retention time.Duration
 	// ID is the processor's: its storage client's name.
 	ID component.ID
 	// AfterCheckpoint, if set, runs after each checkpoint written.

@@ -24,7 +24,8 @@ const (
 	// within warm_up after a start without a complete checkpoint (its earlier
 	// traces, or a trace's earlier spans, may have been lost with the
 	// previous process; see warmUp), or it came back after max_traces had
-	// ended it early.
+	// ended it early, or after it ended idle and was no longer kept
+	// (retention).
 	HistoryPartial History = 1 << iota
 	// HistoryOutOfOrder: a trace of the group was judged after a later trace
 	// of it (a sender's retry queue redelivering turns out of order).
@@ -35,6 +36,7 @@ const (
 const (
 	markWarmUp     = "warm_up"
 	markBound      = "max_traces"
+	markRetention  = "retention"
 	markOutOfOrder = "out_of_order"
 )
 
@@ -80,29 +82,32 @@ func (w *warmUp) partial(now time.Time, own bool, traceStart pcommon.Timestamp) 
 	return !own || traceStart == 0 || int64(traceStart) < w.from.Load()
 }
 
-// forgotten remembers, per worker, the groups max_traces ended early, so that
-// one that comes back is marked partial. It holds at most limit keys, the
-// most recently ended: memory stays bounded, and a group that comes back
-// after more than limit others were ended is no longer recognised.
+// forgotten remembers, per worker, the groups whose state is gone (ended
+// early by max_traces, or ended idle and no longer kept), so that one that
+// comes back is marked partial. It holds at most limit keys, the most
+// recently forgotten: memory stays bounded, and a group that comes back
+// after more than limit others were forgotten is no longer recognised.
 type forgotten struct {
-	keys  *Recent[struct{}]
+	keys  *Recent[string] // the reason it was forgotten
 	limit int
 }
 
 func newForgotten(limit int) *forgotten {
-	return &forgotten{keys: NewRecent[struct{}](), limit: max(limit, 1)}
+	return &forgotten{keys: NewRecent[string](), limit: max(limit, 1)}
 }
 
-func (f *forgotten) add(key string, now time.Time) {
-	f.keys.Touch(key, now, func() struct{} { return struct{}{} })
+// add remembers key, with why its history is lost (markBound,
+// markRetention).
+func (f *forgotten) add(key, reason string, now time.Time) {
+	f.keys.Remove(key)
+	f.keys.Touch(key, now, func() string { return reason })
 	for f.keys.Len() > f.limit {
 		f.keys.Remove(f.keys.Oldest())
 	}
 }
 
-// take reports whether key was ended early, and forgets it: it is marked
-// once, in the group that comes back.
-func (f *forgotten) take(key string) bool {
-	_, ok := f.keys.Remove(key)
-	return ok
+// take reports whether key was forgotten, and why, and forgets it: it is
+// marked once, in the group that comes back.
+func (f *forgotten) take(key string) (string, bool) {
+	return f.keys.Remove(key)
 }

@@ -32,6 +32,7 @@ type Metrics struct {
 	VerdictsHistoryIncomplete metric.Int64Counter
 	Checkpoints               metric.Int64Counter // by result
 	GroupsRestored            metric.Int64Counter
+	GroupsResumed             metric.Int64Counter // kept after they ended idle, continued by a later turn
 	ForwardFailures           metric.Int64Counter // batches lost: refused as permanent, or at shutdown's deadline
 	ForwardRetries            metric.Int64Counter // refusals by the next consumer, each retried
 	PredicateErrors           metric.Int64Counter
@@ -61,6 +62,7 @@ func (m *Metrics) Instruments(prefix string) []selfmetric.Instrument {
 		row("verdicts_history_incomplete", &m.VerdictsHistoryIncomplete, "{verdicts}", "Verdicts reported on a history that may be incomplete, by the agentguard.history they carry.", AttrHistory),
 		row("checkpoints", &m.Checkpoints, "{checkpoints}", "Checkpoints of the open groups written to the storage extension, by result.", AttrResult),
 		row("groups_restored", &m.GroupsRestored, "{groups}", "Groups restored from the storage extension's checkpoint at start."),
+		row("groups_resumed", &m.GroupsResumed, "{groups}", "Groups that ended after group_timeout without a new trace and came back within retention: continued where they were."),
 		row("forward_failures", &m.ForwardFailures, "{batches}", "Batches of spans lost to the pipeline, logged once: refused by the next consumer as permanent, or still refused when shutdown's deadline came."),
 		row("forward_retries", &m.ForwardRetries, "{refusals}", "Refusals of a batch by the next consumer; the batch is kept and tried again with backoff while incoming spans wait."),
 		row("predicate_errors", &m.PredicateErrors, "{errors}", "OTTL evaluation errors; the predicate counts as false at that span."),
@@ -86,7 +88,7 @@ const (
 // ended early or was marked, a verdict's history mark, a write's result.
 func AttributeValues() map[string][]string {
 	return map[string][]string{
-		AttrReason:  {tracebuffer.Evicted.String(), tracebuffer.Oversize.String(), endBound, markWarmUp, markOutOfOrder},
+		AttrReason:  {tracebuffer.Evicted.String(), tracebuffer.Oversize.String(), endBound, markWarmUp, markRetention, markOutOfOrder},
 		AttrHistory: {HistoryPartial.String(), HistoryOutOfOrder.String()},
 		AttrResult:  {ResultOK, ResultError},
 	}

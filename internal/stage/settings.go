@@ -53,6 +53,12 @@ type Settings struct {
 	// Without storage a restart cannot be told from a first start: unset
 	// (or 0), nothing is marked; set, it marks after every start.
 	WarmUp *time.Duration `mapstructure:"warm_up"`
+	// Retention: a conversation that ended after group_timeout without a new
+	// turn is kept (saved, about as much memory as in a checkpoint) this long,
+	// so that a later turn continues it where it was; past it, one that comes
+	// back starts afresh, marked partial (unset: DefaultRetention; 0: none is
+	// kept). Kept groups count against max_traces and go into checkpoints.
+	Retention *time.Duration `mapstructure:"retention"`
 	// WarnUnheldAfter: a predicate that has not held in this many events in
 	// a row is logged once at WARN, a misspelt tool or agent name being the
 	// usual cause (0: never).
@@ -69,6 +75,7 @@ func (s Settings) Check() error {
 	}
 	return errors.Join(append(errs, s.bounds().Validate(),
 		NonNegativeInt("warn_unheld_after", s.WarnUnheldAfter), NonNegativeDuration("warm_up", s.warmUp()),
+		NonNegativeDuration("retention", s.retention()),
 		PositiveDuration("checkpoint_interval", s.CheckpointInterval))...)
 }
 
@@ -76,13 +83,28 @@ func (s Settings) Check() error {
 // rest (Late, OnArrival, Scope, ID, the callbacks).
 func (s Settings) StageConfig() Config {
 	return Config{Bounds: s.bounds(), GroupBy: s.GroupBy, WarnUnheldAfter: s.WarnUnheldAfter, WarmUp: s.warmUp(),
-		Storage: s.Storage, CheckpointEvery: s.CheckpointInterval}
+		Storage: s.Storage, CheckpointEvery: s.CheckpointInterval, Retention: s.retention()}
 }
 
 func (s Settings) bounds() Bounds {
 	return Bounds{Wait: s.Wait, RootWait: s.RootWait, GroupTimeout: s.GroupTimeout,
 		MaxTraces: s.MaxTraces, MaxSpansPerTrace: s.MaxSpansPerTrace, Workers: s.Workers}
 }
+
+// DefaultRetention is how long an ended conversation is kept when retention
+// is not set: a user who comes back within the hour continues it.
+const DefaultRetention = time.Hour
+
+// retention is retention, DefaultRetention when it is not set.
+func (s Settings) retention() time.Duration {
+	if s.Retention == nil {
+		return DefaultRetention
+	}
+	return *s.Retention
+}
+
+// RetentionSet reports whether retention was set in the configuration.
+func (s Settings) RetentionSet() bool { return s.Retention != nil }
 
 // warmUp is warm_up; unset, group_timeout with storage and 0 without.
 func (s Settings) warmUp() time.Duration {

@@ -31,7 +31,8 @@ type worker[G any] struct {
 	tally     tally
 	verdicts  verdictSpans
 	services  map[string]*string // service names, interned: many groups share one
-	forgotten *forgotten         // groups max_traces ended early
+	forgotten *forgotten         // groups ended early, or kept and let go: a return is marked partial
+	retained  *Recent[[]byte]    // groups that ended idle, saved, for Retention: a later turn continues them
 	judged    *judgedSpans       // nil unless Config.RememberJudged
 	index     int                // its slot in a snapshot
 }
@@ -47,6 +48,7 @@ type group[G any] struct {
 	history     History
 	latest      pcommon.Timestamp // the latest start of a trace judged: an earlier one is out of order
 	latestEvent pcommon.Timestamp // the latest start of an event judged: a later-judged earlier one (late, or OnArrival) is out of order
+	own         bool              // a trace that is a group of its own: nothing resumes it
 }
 
 // The reasons a group ends.
@@ -61,7 +63,7 @@ func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups in
 	return &worker[G]{
 		s: s, src: src, in: newInbox[G](), stopped: make(chan struct{}),
 		groups: NewRecent[*group[G]](), maxGroups: maxGroups, tally: s.watch.newTally(), services: map[string]*string{},
-		forgotten: newForgotten(maxGroups), index: int(seed), judged: rememberJudged(s.cfg.RememberJudged),
+		forgotten: newForgotten(maxGroups), retained: NewRecent[[]byte](), index: int(seed), judged: rememberJudged(s.cfg.RememberJudged),
 		verdicts: verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
 	}
 }
@@ -113,6 +115,7 @@ func (w *worker[G]) do(item work[G]) {
 		for _, key := range w.groups.Idle(item.now, w.s.cfg.GroupTimeout) {
 			w.end(ctx, &b, key, endIdle, item.now)
 		}
+		w.expireRetained(item.now)
 	}
 	if item.final {
 		for _, key := range w.groups.Keys() {
@@ -126,8 +129,7 @@ func (w *worker[G]) do(item work[G]) {
 	}
 	w.s.deliver(ctx, b.out)
 	if item.snapshot != nil {
-		p := &item.snapshot[w.index]
-		p.data, p.groups = w.snapshot(nil)
+		w.snapshot(&item.snapshot[w.index])
 	}
 }
 
@@ -140,11 +142,13 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 	start := time.Now()
 	g := w.groups.Touch(key, seen, func() *group[G] {
 		w.s.openGroups.Add(1)
-		g := &group[G]{state: w.s.eval.Open(key), latch: w.src.NewLatch()}
-		switch {
-		case w.forgotten.take(key):
-			w.mark(ctx, g, HistoryPartial, markBound, key)
-		case w.s.warm.partial(now, own, traceStart):
+		if g := w.resume(ctx, key); g != nil {
+			return g
+		}
+		g := &group[G]{state: w.s.eval.Open(key), latch: w.src.NewLatch(), own: own}
+		if reason, ok := w.forgotten.take(key); ok {
+			w.mark(ctx, g, HistoryPartial, reason, key)
+		} else if w.s.warm.partial(now, own, traceStart) {
 			w.mark(ctx, g, HistoryPartial, markWarmUp, key)
 		}
 		return g
@@ -248,8 +252,11 @@ func (w *worker[G]) end(ctx context.Context, b *batch, key, reason string, now t
 			return w.verdicts.make(key, g.trace, g.lastSpan, service, now)
 		}
 	}
-	if reason == endBound {
-		w.forgotten.add(key, now)
+	switch {
+	case reason == endBound:
+		w.forgotten.add(key, markBound, now)
+	case reason == endIdle && !g.own:
+		w.retain(key, g, now) // saved before End reports its end-of-sequence verdicts
 	}
 	w.s.eval.End(ctx, key, g.state, g.history, at)
 }

@@ -5,6 +5,7 @@ package temporalcheck
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -185,5 +186,33 @@ func TestOnlyAStartWithLostHistoryMarks(t *testing.T) {
 		if v != n || m != tt.wantMarked {
 			t.Errorf("%s: %d violations, %d marked; want %d, %d marked", tt.name, v, m, n, tt.wantMarked)
 		}
+	}
+}
+
+// A conversation kept after it ended idle goes into the checkpoint: after a
+// restart, its next turn still continues it (a violation across the pause
+// and the restart is caught, unmarked).
+func TestKeptConversationsSurviveARestart(t *testing.T) {
+	storageID := component.MustNewIDWithName("file_storage", "x")
+	store := checkpointtest.NewStore()
+	clock := &lockedClock{t: time.Unix(1_800_000_000, 0)}
+	cfg := weatherConfig()
+	cfg.Storage = &storageID
+	first, _ := startProcessorOn(t, cfg, clock, store.Host(storageID))
+	if err := first.ConsumeTraces(context.Background(), weatherTurn(1, "paused", "transfer_to_weather")); err != nil {
+		t.Fatal(err)
+	}
+	first.Tick(clock.add(15 * time.Second))
+	first.Tick(clock.add(10 * time.Minute)) // ends idle: kept
+	shutdown(t, first)                      // the checkpoint holds it
+
+	second, sink := startProcessorOn(t, cfg, clock, store.Host(storageID))
+	if err := second.ConsumeTraces(context.Background(), weatherTurn(13, "paused", "say_goodbye")); err != nil {
+		t.Fatal(err)
+	}
+	second.Tick(clock.add(15 * time.Second))
+	shutdown(t, second)
+	if got, want := failures(sink), []string{`te3 paused-13 ""`}; !slices.Equal(got, want) {
+		t.Errorf("after the restart: %q, want %q", got, want)
 	}
 }

@@ -58,10 +58,15 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 	c := &checker{cfg: cfg, tel: tel, fingerprint: fp, runner: assertion.NewRunner(compiled, assertion.Options{
 		Passes: cfg.Report == ReportAll, MaxEventsPerGroup: cfg.MaxEventsPerGroup, Captures: cfg.Config.Captures(),
 	})}
-	if cfg.Storage != nil {
-		if err := c.runner.Checkpointable(); err != nil {
+	noRetention := false
+	if err := c.runner.Checkpointable(); err != nil {
+		switch {
+		case cfg.Storage != nil:
 			return nil, fmt.Errorf("storage: %w", err)
+		case cfg.RetentionSet() && *cfg.Retention > 0:
+			return nil, fmt.Errorf("retention: %w", err)
 		}
+		noRetention = true // nothing can be kept: a conversation that comes back is marked
 	}
 	c.verdictAttrs = map[*assertion.Compiled][]metric.AddOption{}
 	own := c.runner.Assertions()
@@ -79,6 +84,9 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 			attr: metric.WithAttributes(attribute.String(metadata.AttrAssertion, a.Name))})
 	}
 	scfg := cfg.StageConfig()
+	if noRetention {
+		scfg.Retention = 0
+	}
 	scfg.Late, scfg.Scope, scfg.ID = stage.LatePass, metadata.ScopeName, id
 	if cfg.RiskEndpoint != nil {
 		scfg.RememberJudged = stage.JudgedForQuestions

@@ -4,7 +4,9 @@ package temporalcheck
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/fixtures"
+	"github.com/agentguard/agentguard/internal/stage"
 	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
@@ -179,4 +182,80 @@ func TestRestartOutOfOrderGivesNoUnmarkedFalseViolation(t *testing.T) {
 			t.Errorf("violations after the restart %v, want %v", got, want)
 		}
 	}
+}
+
+// A user who pauses longer than group_timeout has not started a new
+// conversation: within retention the next turn continues it, so that a
+// violation across the pause is caught and an assertion needing an earlier
+// event does not fire on a correct conversation. Past retention the
+// conversation that comes back starts afresh, and every verdict on it is
+// marked partial.
+func TestAPauseLongerThanGroupTimeoutContinuesTheConversation(t *testing.T) {
+	// pausedAfter plays the transfer to the weather agent in two
+	// conversations, a pause of 10 minutes (twice group_timeout), then a
+	// goodbye in "wrong" (te3 wants an answer) and the answer in "right"
+	// (at 13 and 14 minutes: 12 after the first turn, 2 after the groups ended);
+	// it returns the violations, as "assertion conversation-turn mark".
+	pausedAfter := func(retention time.Duration) []string {
+		c := weatherConfig()
+		c.Retention = &retention
+		c.Assertions = append(c.Assertions, assertion.Config{Name: "handedOver", Pattern: map[string]any{"requires": map[string]any{"x": "xferToWeather"}}})
+		clock := &lockedClock{t: time.Unix(1_800_000_000, 0)}
+		p, sink := startProcessor(t, c, clock)
+		turn := func(n int, conv, tool string) {
+			if err := p.ConsumeTraces(context.Background(), weatherTurn(n, conv, tool)); err != nil {
+				t.Fatal(err)
+			}
+			p.Tick(clock.add(15 * time.Second))
+		}
+		turn(1, "wrong", "transfer_to_weather")
+		turn(2, "right", "transfer_to_weather")
+		p.Tick(clock.add(10 * time.Minute)) // both end idle
+		p.Tick(clock.add(2 * time.Minute))  // kept, or forgotten, by now
+		turn(13, "wrong", "say_goodbye")
+		turn(14, "right", "get_weather")
+		shutdown(t, p)
+		return failures(sink)
+	}
+	if got, want := pausedAfter(time.Hour), []string{`te3 wrong-13 ""`}; !slices.Equal(got, want) {
+		t.Errorf("within retention: %q, want %q (te3 across the pause, unmarked; requires holds on both)", got, want)
+	}
+	got := pausedAfter(time.Minute)
+	if !slices.Contains(got, `handedOver right-end "partial"`) {
+		t.Errorf("past retention: %q, want the returning conversations to fail requires, marked partial", got)
+	}
+	for _, v := range got {
+		if !strings.HasSuffix(v, `"partial"`) {
+			t.Errorf("past retention: %s: every violation on a conversation that came back must be marked partial", v)
+		}
+	}
+}
+
+// failures lists the violations a sink received as "assertion
+// conversation-turn mark", the turn being the deciding span's trace start
+// minute, or "end" on a verdict span (the group ended after its spans left).
+func failures(sink *consumertest.TracesSink) []string {
+	var out []string
+	for _, td := range sink.AllTraces() {
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, span := range ss.Spans().All() {
+					for _, ev := range span.Events().All() {
+						a := ev.Attributes().AsRaw()
+						if ev.Name() != verdictattr.EvaluationEvent || a[verdictattr.ScoreLabel] != verdictattr.LabelFail {
+							continue
+						}
+						turn := fmt.Sprint(int(span.StartTimestamp().AsTime().Sub(fixtures.StoveEpoch) / time.Minute))
+						if span.Name() == stage.VerdictSpanName {
+							turn = "end"
+						}
+						history, _ := a[verdictattr.History].(string)
+						out = append(out, fmt.Sprintf("%s %s-%s %q", a[verdictattr.EvaluationName], a[verdictattr.Group], turn, history))
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

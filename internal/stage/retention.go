@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package stage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentguard/agentguard/internal/checkpoint"
+)
+
+// A conversation whose user pauses longer than group_timeout is not over:
+// its group ends (its end-of-sequence verdicts are reported), but the
+// worker keeps it, as a checkpoint would hold it, for Config.Retention, so
+// that a later turn continues it where it was instead of starting afresh
+// (an assertion that needs an earlier event would fire on every correct
+// conversation with a long pause). Past the retention, or beyond
+// max_traces kept, its key is remembered among the forgotten groups: one
+// that comes back then starts afresh, marked partial.
+
+// retain keeps a group that ended idle, in its saved form, or forgets it
+// when it cannot be kept.
+func (w *worker[G]) retain(key string, g *group[G], now time.Time) {
+	cp, ok := w.s.eval.(Checkpointer[G])
+	if !ok || w.s.cfg.Retention <= 0 {
+		w.forgotten.add(key, markRetention, now)
+		return
+	}
+	saved := appendSaved(nil, w.saved(cp, key, now.UnixNano(), g))
+	w.retained.Touch(key, now, func() []byte { return saved })
+	for w.retained.Len() > w.maxGroups {
+		oldest := w.retained.Oldest()
+		w.retained.Remove(oldest)
+		w.forgotten.add(oldest, markRetention, now)
+	}
+}
+
+// expireRetained forgets the groups kept longer than the retention.
+func (w *worker[G]) expireRetained(now time.Time) {
+	for _, key := range w.retained.Idle(now, w.s.cfg.Retention) {
+		w.retained.Remove(key)
+		w.forgotten.add(key, markRetention, now)
+	}
+}
+
+// resume is the kept group of key, taken back, or nil.
+func (w *worker[G]) resume(ctx context.Context, key string) *group[G] {
+	data, ok := w.retained.Remove(key)
+	if !ok {
+		return nil
+	}
+	r := checkpoint.NewReader(data)
+	sg := decodeSaved(r, func(name string) string { return "kept group: " + name })
+	g, err := w.restored(sg)
+	if err == nil {
+		err = r.End("kept group")
+	}
+	if err != nil {
+		// It was written by this process from a state it held: an error is a bug.
+		w.s.Warnings.Once("resume", "a kept group could not be taken back; it starts afresh, marked partial", zap.String("group", key), zap.Error(err))
+		w.forgotten.add(key, markRetention, time.Now())
+		return nil
+	}
+	w.s.tel.GroupsResumed.Add(ctx, 1)
+	return g
+}
+
+// restored rebuilds a group from its saved form.
+func (w *worker[G]) restored(sg savedGroup) (*group[G], error) {
+	g := &group[G]{latch: w.src.NewLatch(), trace: sg.trace, lastSpan: sg.span, history: sg.history, latest: sg.latest,
+		latestEvent: sg.latestE, service: w.intern(sg.service)}
+	if err := g.latch.Restore(sg.latch); err != nil {
+		return nil, err
+	}
+	var err error
+	if g.state, err = w.s.eval.(Checkpointer[G]).RestoreState(sg.key, sg.state); err != nil {
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	return g, nil
+}
+
+// saved is a group's saved form, last active at seen.
+func (w *worker[G]) saved(cp Checkpointer[G], key string, seen int64, g *group[G]) savedGroup {
+	service := ""
+	if g.service != nil {
+		service = *g.service
+	}
+	return savedGroup{key: key, seen: seen, history: g.history, latest: g.latest, latestE: g.latestEvent, latch: g.latch.State(),
+		trace: g.trace, span: g.lastSpan, service: service, state: cp.AppendState(nil, g.state)}
+}
