@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 
+	"github.com/agentguard/agentguard/internal/spelling"
 	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/processor/temporalcheck"
 )
@@ -226,11 +227,13 @@ func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *
 	if r.events == 0 {
 		warn("no events: the events condition selected none of the %s read, so no assertion checked anything", plural(sum.Spans, "span"))
 	}
+	literals := cfg.Config.Literals()
 	for _, p := range rep.Predicates {
 		if p.Held == 0 {
 			sum.NeverHeld = append(sum.NeverHeld, p.Name)
 			if r.events > 0 {
-				warn("predicate %s (%s) never held on the %s read", p.Name, p.Definition, plural(r.events, "event"))
+				lit, ok := literals[p.Name]
+				warn("predicate %s (%s) never held on the %s read%s", p.Name, p.Definition, plural(r.events, "event"), r.misspelt(lit, ok))
 			}
 		}
 	}
@@ -242,7 +245,10 @@ func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *
 		warn("%s: those predicates count as false at those spans", plural(r.ottlErrors, "OTTL evaluation error"))
 	}
 	if r.lateSpans > 0 {
-		warn("%s arrived after their trace was released and passed unchecked (raise max_traces or max_spans_per_trace)", plural(r.lateSpans, "span"))
+		warn("%s arrived after their trace, a group of its own, was released and passed unchecked (raise max_traces or max_spans_per_trace)", plural(r.lateSpans, "span"))
+	}
+	if cfg.GroupBy != temporalcheck.GroupByTrace && !r.grouped && r.events > 0 {
+		warn("group_by %q: no trace carried it, so every trace was a group of its own%s", cfg.GroupBy, spelling.DidYouMean(cfg.GroupBy, r.keys))
 	}
 	if r.violations != sum.Violations {
 		warn("the replay that counts triggers and pending verdicts found %s, the processor %d: those counts may not match the verdicts",

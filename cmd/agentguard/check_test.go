@@ -164,13 +164,34 @@ func TestCheckTypoInAgentName(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	warning := "agentguard check: warning: predicate xferToGreeting (transfer_to: greeting_agnet) never held on the 5 events read"
+	warning := `agentguard check: warning: predicate xferToGreeting (transfer_to: greeting_agnet) never held on the 5 events read; did you mean "greeting_agent"?`
 	if !strings.Contains(errOut, warning) {
 		t.Errorf("stderr lacks %q:\n%s", warning, errOut)
 	}
 	code, _, errOut = runCmd(append([]string{"check", "--strict", "--config", cfg}, files...)...)
 	if code != exitStrict || !strings.Contains(errOut, warning) || !strings.Contains(errOut, "--strict: ") {
 		t.Errorf("--strict: exit %d, want %d\n%s", code, exitStrict, errOut)
+	}
+}
+
+// A misspelt group_by makes every trace a group of its own: check says
+// so, with the keyword it was near.
+func TestCheckTypoInGroupBy(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "typo.yaml")
+	if err := os.WriteFile(cfg, []byte(`processors:
+  temporalcheck:
+    group_by: conversaton
+    predicates:
+      - {name: sayHello, tool: say_hello}
+    assertions:
+      - {name: hello, always: 'sayHello >> ok'}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, errOut := runCmd("check", "--config", cfg, traceFile("adk-weather/adk-bad-43-0.json"), traceFile("adk-weather/adk-bad-43-1.json"))
+	want := `agentguard check: warning: group_by "conversaton": no trace carried it, so every trace was a group of its own; did you mean "conversation"?`
+	if !strings.Contains(errOut, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
 	}
 }
 

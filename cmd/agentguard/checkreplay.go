@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/core/texpr"
+	"github.com/agentguard/agentguard/internal/spelling"
 	"github.com/agentguard/agentguard/internal/stage"
 	"github.com/agentguard/agentguard/processor/temporalcheck"
 )
@@ -57,7 +59,10 @@ type replayed struct {
 	violations     int   // to check the replay against the processor's findings
 	pending        []pendingVerdict
 	ottlErrors     int
-	lateSpans      int // spans of batches the processor passed on unchecked
+	lateSpans      int             // spans of batches the processor passed on unchecked
+	grouped        bool            // a trace carried the group_by attribute
+	keys           []string        // attribute keys seen while none did, and the conversation keyword: a misspelt group_by's candidates
+	tools, agents  map[string]bool // the names the spans carried: a misspelt literal's candidates
 	compiled       []assertion.Compiled
 	triggers       []trigger
 }
@@ -103,17 +108,13 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.T
 	perTrace := cfg.GroupBy == temporalcheck.GroupByTrace
 	seqs := map[string]*sequenceSoFar{}
 	groups := map[string]bool{}
-	seen := map[pcommon.TraceID]bool{}
+	groupOf := map[pcommon.TraceID]string{} // the group each trace seen was filed under
 	latches := map[string]*predicate.Latch{}
 	for _, td := range splitReleased(released) {
-		traceID, ok := newTrace(td, seen)
+		key, ok := r.groupOf(td, cfg.GroupBy, groupOf)
 		if !ok {
 			r.lateSpans += td.SpanCount()
 			continue
-		}
-		key, found := sequence.GroupOf(td, cfg.GroupBy)
-		if !found {
-			key = traceID.String()
 		}
 		latch := latches[key]
 		if latch == nil || perTrace {
@@ -156,9 +157,6 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.T
 	return r, nil
 }
 
-// newTrace is the trace of a batch the processor released after evaluating
-// it: spans of one trace not seen before. Anything else is late spans, which
-// the processor passed on unchecked.
 // splitReleased cuts the batches the processor passed on into one batch per
 // trace, in the order passed on (a batch holds the traces one worker judged
 // together, in order), leaving out agentguard's verdict spans.
@@ -190,7 +188,96 @@ func splitReleased(batches []ptrace.Traces) []ptrace.Traces {
 	return out
 }
 
-func newTrace(td ptrace.Traces, seen map[pcommon.TraceID]bool) (pcommon.TraceID, bool) {
+// groupOf is the group of a batch of one trace's spans, as the processor
+// files it: a new trace's group from its spans (itself without the group_by
+// attribute); a later part of a trace in a conversation continues that
+// conversation, as the processor judges late spans. ok is false for a later
+// part of a trace that was a group of its own, which the processor passes on
+// unchecked.
+func (r *replayed) groupOf(td ptrace.Traces, groupBy string, groupOf map[pcommon.TraceID]string) (string, bool) {
+	id, ok := oneTrace(td)
+	if !ok {
+		return "", false
+	}
+	if key, seen := groupOf[id]; seen {
+		return key, key != id.String()
+	}
+	r.noteNames(td)
+	key, found := sequence.GroupOf(td, groupBy)
+	if found {
+		r.grouped = true
+	} else {
+		key = id.String()
+		r.noteKeys(td)
+	}
+	groupOf[id] = key
+	return key, true
+}
+
+// noteNames adds a trace's tool and agent names to the candidates of a
+// misspelt literal (at most 1000 of each).
+func (r *replayed) noteNames(td ptrace.Traces) {
+	if r.tools == nil {
+		r.tools, r.agents = map[string]bool{}, map[string]bool{}
+	}
+	add := func(m map[string]bool) func(string) {
+		return func(s string) {
+			if len(m) < 1000 {
+				m[s] = true
+			}
+		}
+	}
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				predicate.NamesOn(sp.Attributes(), add(r.tools), add(r.agents))
+			}
+		}
+	}
+}
+
+// misspelt is the did-you-mean of a predicate that never held, from the
+// names the spans carried; "" without a literal or a near name.
+func (r *replayed) misspelt(lit predicate.Literal, ok bool) string {
+	if !ok {
+		return ""
+	}
+	seen := r.agents
+	if lit.Tool {
+		seen = r.tools
+	}
+	return spelling.DidYouMean(lit.Name, slices.Collect(maps.Keys(seen)))
+}
+
+// noteKeys adds a trace's attribute keys to the candidates of a misspelt
+// group_by, while no trace has carried it (at most maxKeys).
+func (r *replayed) noteKeys(td ptrace.Traces) {
+	const maxKeys = 1000
+	if r.grouped || len(r.keys) >= maxKeys {
+		return
+	}
+	if len(r.keys) == 0 {
+		r.keys = append(r.keys, sequence.ByConversation)
+	}
+	add := func(a pcommon.Map) {
+		for k := range a.All() {
+			if len(r.keys) < maxKeys && !slices.Contains(r.keys, k) {
+				r.keys = append(r.keys, k)
+			}
+		}
+	}
+	for _, rs := range td.ResourceSpans().All() {
+		add(rs.Resource().Attributes())
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				add(sp.Attributes())
+			}
+		}
+	}
+}
+
+// oneTrace is the trace ID of a batch of one trace's spans.
+func oneTrace(td ptrace.Traces) (pcommon.TraceID, bool) {
 	var id pcommon.TraceID
 	found := false
 	for _, rs := range td.ResourceSpans().All() {
@@ -205,11 +292,7 @@ func newTrace(td ptrace.Traces, seen map[pcommon.TraceID]bool) (pcommon.TraceID,
 			}
 		}
 	}
-	if !found || seen[id] {
-		return id, false
-	}
-	seen[id] = true
-	return id, true
+	return id, found
 }
 
 // count adds one event's predicates and triggers; first: the event begins

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+
+	"github.com/agentguard/agentguard/internal/core/predicate"
 )
 
 // minRemembered is the fewest released trace IDs kept to recognise late
@@ -76,6 +78,12 @@ type Config struct {
 	// GroupBy is as sequence.Split takes it.
 	GroupBy string
 	Late    LatePolicy
+	// WarnTyposAfter: this long into the traffic, each predicate that has
+	// not held once, and a group_by attribute no trace carried, is logged
+	// with the nearest name seen (typoWatch; 0: never). Literals are the
+	// names the shorthand predicates match, for that suggestion.
+	WarnTyposAfter time.Duration
+	Literals       map[string]predicate.Literal
 	// WarnUnheldAfter: a predicate that has not held in this many events in a
 	// row is logged once at WARN (0: never).
 	WarnUnheldAfter int

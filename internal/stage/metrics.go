@@ -42,6 +42,7 @@ type Metrics struct {
 	QueueFullWaits            metric.Int64Counter
 	EvaluationTime            metric.Float64Histogram
 	OutOfOrderEvents          metric.Int64Counter
+	SuspectedTypos            metric.Int64Counter // by kind: predicate, group_by
 }
 
 // Instruments is the table of the stage's self-metrics, each named prefix
@@ -71,6 +72,7 @@ func (m *Metrics) Instruments(prefix string) []selfmetric.Instrument {
 		row("verdict_spans", &m.VerdictSpans, "{spans}", "Verdict spans made for end-of-group verdicts decided after the group's spans had left."),
 		row("queue_full_waits", &m.QueueFullWaits, "{batches}", "Batches of incoming spans that waited because the evaluators were behind, or the next consumer refused."),
 		evaluation,
+		row("suspected_typos", &m.SuspectedTypos, "{warnings}", "Predicates that did not hold once, and a group_by attribute no trace carried, in the first warn_typos_after of traffic, by kind; each logged at WARN with the nearest name seen.", AttrSuspect),
 		row("out_of_order_events", &m.OutOfOrderEvents, "{events}", "Events judged after a later-starting event of their group (judged on arrival, or late); judged as the continuation of their group."),
 	}
 }
@@ -81,6 +83,7 @@ const (
 	AttrPredicate = "predicate"
 	AttrHistory   = "history" // the evaluators' count of marked verdicts
 	AttrResult    = "result"
+	AttrSuspect   = "suspect" // what a suspected typo is in
 )
 
 // AttributeValues are the closed sets of values the stage records its
@@ -91,6 +94,7 @@ func AttributeValues() map[string][]string {
 		AttrReason:  {tracebuffer.Evicted.String(), tracebuffer.Oversize.String(), endBound, markWarmUp, markRetention, markOutOfOrder},
 		AttrHistory: {HistoryPartial.String(), HistoryOutOfOrder.String()},
 		AttrResult:  {ResultOK, ResultError},
+		AttrSuspect: {kindPredicate, kindGroupBy},
 	}
 }
 

@@ -63,6 +63,11 @@ type Settings struct {
 	// a row is logged once at WARN, a misspelt tool or agent name being the
 	// usual cause (0: never).
 	WarnUnheldAfter int `mapstructure:"warn_unheld_after"`
+	// WarnTyposAfter: this long after the first event, each predicate that
+	// has not held once, and a group_by attribute no trace carried, is logged
+	// once at WARN with the nearest name the spans carried, and counted
+	// (unset: DefaultWarnTyposAfter; 0: never).
+	WarnTyposAfter *time.Duration `mapstructure:"warn_typos_after"`
 }
 
 // Check reports every field out of range, each named as in the
@@ -75,7 +80,7 @@ func (s Settings) Check() error {
 	}
 	return errors.Join(append(errs, s.bounds().Validate(),
 		NonNegativeInt("warn_unheld_after", s.WarnUnheldAfter), NonNegativeDuration("warm_up", s.warmUp()),
-		NonNegativeDuration("retention", s.retention()),
+		NonNegativeDuration("retention", s.retention()), NonNegativeDuration("warn_typos_after", s.warnTyposAfter()),
 		PositiveDuration("checkpoint_interval", s.CheckpointInterval))...)
 }
 
@@ -83,12 +88,22 @@ func (s Settings) Check() error {
 // rest (Late, OnArrival, Scope, ID, the callbacks).
 func (s Settings) StageConfig() Config {
 	return Config{Bounds: s.bounds(), GroupBy: s.GroupBy, WarnUnheldAfter: s.WarnUnheldAfter, WarmUp: s.warmUp(),
-		Storage: s.Storage, CheckpointEvery: s.CheckpointInterval, Retention: s.retention()}
+		Storage: s.Storage, CheckpointEvery: s.CheckpointInterval, Retention: s.retention(), WarnTyposAfter: s.warnTyposAfter()}
 }
 
 func (s Settings) bounds() Bounds {
 	return Bounds{Wait: s.Wait, RootWait: s.RootWait, GroupTimeout: s.GroupTimeout,
 		MaxTraces: s.MaxTraces, MaxSpansPerTrace: s.MaxSpansPerTrace, Workers: s.Workers}
+}
+
+// DefaultWarnTyposAfter is when a typo is looked for: a minute of traffic.
+const DefaultWarnTyposAfter = time.Minute
+
+func (s Settings) warnTyposAfter() time.Duration {
+	if s.WarnTyposAfter == nil {
+		return DefaultWarnTyposAfter
+	}
+	return *s.WarnTyposAfter
 }
 
 // DefaultRetention is how long an ended conversation is kept when retention

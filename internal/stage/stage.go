@@ -71,6 +71,7 @@ type Stage[G any] struct {
 	Warnings *Warnings
 	now      func() time.Time
 	watch    *predicateWatch
+	typos    *typoWatch
 
 	shards  []*shard
 	workers []*worker[G]
@@ -145,6 +146,7 @@ func New[G any](cfg Config, set component.TelemetrySettings, next consumer.Trace
 		}
 		if s.watch == nil {
 			s.watch = newPredicateWatch(src.Names(), cfg.WarnUnheldAfter)
+			s.typos = newTypoWatch(cfg)
 		}
 		s.workers = append(s.workers, newWorker(s, src, uint64(i), perShard))
 	}
@@ -422,6 +424,8 @@ func (s *Stage[G]) route(sh *shard, ts []*tracebuffer.Trace) []released {
 		key, found := sequence.GroupOf(t.Spans, s.cfg.GroupBy)
 		if !found {
 			key = t.ID.String()
+		} else if !s.typos.grouped.Load() {
+			s.typos.grouped.Store(true)
 		}
 		sh.buf.File(t.ID, key)
 		out = append(out, released{trace: t, key: key, own: !found})

@@ -123,6 +123,7 @@ func (w *worker[G]) do(item work[G]) {
 		}
 	}
 	w.s.watch.flush(ctx, &w.tally, w.s.tel.PredicateHeld, w.s.Warnings)
+	w.s.typos.look(ctx, item.now, w.s.watch, w.s.tel.SuspectedTypos, w.s.Warnings)
 	if td, n := w.verdicts.take(); n > 0 {
 		w.s.tel.VerdictSpans.Add(ctx, int64(n))
 		td.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
@@ -160,6 +161,7 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 		g.latest = max(g.latest, traceStart)
 	}
 	evs, errs := w.src.Extract(td, &g.latch)
+	w.s.typos.note(now, td, len(evs))
 	if w.judged != nil {
 		w.judged.addAll(td)
 	}

@@ -40,6 +40,8 @@ import (
 	"fmt"
 	"slices"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/ottl"
 )
 
@@ -280,4 +282,53 @@ func validName(name string) error {
 		}
 	}
 	return nil
+}
+
+// Literals are the names the shorthand predicates match, by predicate: a
+// tool name (tool) or an agent name (transfer_to, agent). A misspelt one
+// never holds; these are what a "did you mean" compares with the names the
+// spans carry. Predicates without a shorthand (a condition, a latch) have
+// none.
+func (c Config) Literals() map[string]Literal {
+	out := map[string]Literal{}
+	for _, p := range c.Predicates {
+		switch {
+		case p.Tool != "":
+			out[p.Name] = Literal{Tool: true, Name: p.Tool}
+		case p.TransferTo != "":
+			out[p.Name] = Literal{Name: p.TransferTo}
+		case p.Agent != "":
+			out[p.Name] = Literal{Name: p.Agent}
+		}
+	}
+	return out
+}
+
+// Literal is the name a shorthand predicate matches: a tool's, or an
+// agent's.
+type Literal struct {
+	Tool bool
+	Name string
+}
+
+// The attributes that name a call's tool, and an agent, in the conventions
+// the shorthands read.
+var (
+	toolNameKeys  = []string{"gen_ai.tool.name", "tool.name", "traceloop.entity.name"}
+	agentNameKeys = []string{"gen_ai.agent.name", "agent.name", "graph.node.id", "gen_ai.handoff.to_agent"}
+)
+
+// NamesOn calls tool and agent with each tool and agent name a span's
+// attributes carry: what a misspelt literal is compared with.
+func NamesOn(a pcommon.Map, tool, agent func(string)) {
+	for _, k := range toolNameKeys {
+		if v, ok := a.Get(k); ok && v.Str() != "" {
+			tool(v.Str())
+		}
+	}
+	for _, k := range agentNameKeys {
+		if v, ok := a.Get(k); ok && v.Str() != "" {
+			agent(v.Str())
+		}
+	}
 }

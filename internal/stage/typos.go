@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package stage
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/agentguard/agentguard/internal/core/predicate"
+	"github.com/agentguard/agentguard/internal/core/sequence"
+	"github.com/agentguard/agentguard/internal/spelling"
+)
+
+// A misspelt tool or agent name makes a predicate that never holds, and
+// every assertion over it passes untested; a misspelt group_by attribute
+// makes every trace a group of its own. Neither is an error anyone sees.
+// typoWatch looks once, Config.WarnTyposAfter into the traffic: each
+// predicate that has not held once, and a group_by attribute no trace
+// carried, is logged at WARN and counted (suspected_typos), with the
+// nearest of the names the spans did carry (tool and agent names,
+// attribute keys). Until then the workers note those names, a bounded set.
+type typoWatch struct {
+	after    time.Duration
+	literals map[string]predicate.Literal
+	groupBy  string
+	first    atomic.Int64 // unix nanoseconds of the first event judged; 0: none yet
+	done     atomic.Bool
+	grouped  atomic.Bool // a trace carried the group_by attribute
+	mu       sync.Mutex
+	tools    names
+	agents   names
+	keys     names
+}
+
+// maxNames bounds each set of names noted.
+const maxNames = 1000
+
+type names map[string]struct{}
+
+func (n names) add(s string) {
+	if s != "" && len(n) < maxNames {
+		n[s] = struct{}{}
+	}
+}
+
+func newTypoWatch(cfg Config) *typoWatch {
+	return &typoWatch{after: cfg.WarnTyposAfter, literals: cfg.Literals, groupBy: cfg.GroupBy,
+		tools: names{}, agents: names{}, keys: names{}}
+}
+
+// watching: the look is still to come.
+func (t *typoWatch) watching() bool { return t.after > 0 && !t.done.Load() }
+
+// note takes the tool and agent names of a batch of spans that had events
+// (an agent is named on its own spans, not only on its calls), and their
+// attribute keys while no trace has carried the group_by attribute.
+func (t *typoWatch) note(now time.Time, td ptrace.Traces, events int) {
+	if !t.watching() || events == 0 {
+		return
+	}
+	t.first.CompareAndSwap(0, now.UnixNano())
+	keys := !t.grouped.Load() && t.groupBy != sequence.ByTraceID
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, rs := range td.ResourceSpans().All() {
+		if keys {
+			t.noteKeys(rs.Resource().Attributes())
+		}
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				t.noteNames(sp.Attributes())
+				if keys {
+					t.noteKeys(sp.Attributes())
+				}
+			}
+		}
+	}
+}
+
+func (t *typoWatch) noteNames(a pcommon.Map) {
+	predicate.NamesOn(a, t.tools.add, t.agents.add)
+}
+
+func (t *typoWatch) noteKeys(a pcommon.Map) {
+	for k := range a.All() {
+		t.keys.add(k)
+	}
+}
+
+// look warns, once, after the first WarnTyposAfter of traffic, about each
+// predicate that never held and a group_by attribute never seen.
+func (t *typoWatch) look(ctx context.Context, now time.Time, w *predicateWatch, tel metric.Int64Counter, warnings *Warnings) {
+	first := t.first.Load()
+	if !t.watching() || first == 0 || now.Sub(time.Unix(0, first)) < t.after || !t.done.CompareAndSwap(false, true) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, name := range w.names {
+		if w.lastHeld[i].Load() != 0 {
+			continue
+		}
+		tel.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrSuspect, kindPredicate)))
+		warnings.Once("never-held-"+name, fmt.Sprintf("predicate %s has not held once in the first %v of traffic: assertions over it pass untested; check its name and convention%s",
+			name, t.after, t.suggestion(name)), zap.String("predicate", name))
+	}
+	if t.groupBy != sequence.ByTraceID && !t.grouped.Load() {
+		tel.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrSuspect, kindGroupBy)))
+		t.keys.add(sequence.ByConversation) // the keyword is a candidate too
+		warnings.Once("group-by-never-seen", fmt.Sprintf("group_by %q: no trace carried it in the first %v of traffic, so every trace is a group of its own%s",
+			t.groupBy, t.after, didYouMean(t.groupBy, t.keys)))
+	}
+}
+
+// suggestion is ": did you mean X?" for a predicate's literal, or "".
+func (t *typoWatch) suggestion(pred string) string {
+	lit, ok := t.literals[pred]
+	if !ok {
+		return ""
+	}
+	if lit.Tool {
+		return didYouMean(lit.Name, t.tools)
+	}
+	return didYouMean(lit.Name, t.agents)
+}
+
+// The values of AttrSuspect.
+const (
+	kindPredicate = "predicate"
+	kindGroupBy   = "group_by"
+)
+
+// didYouMean is spelling.DidYouMean over a set of names.
+func didYouMean(want string, seen names) string {
+	return spelling.DidYouMean(want, slices.Collect(maps.Keys(seen)))
+}

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package temporalcheck
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/agentguard/agentguard/internal/fixtures"
+)
+
+// typoLines are the messages of the typo warnings logged.
+func typoLines(entries []observer.LoggedEntry) []string {
+	var out []string
+	for _, e := range entries {
+		if strings.Contains(e.Message, "of traffic") {
+			out = append(out, e.Message)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A misspelt agent name and a misspelt group_by are said within a minute
+// of traffic, each with the name the spans carried.
+func TestTyposAreSaidWithinAMinute(t *testing.T) {
+	p, _, clock, _, logs := observed(t, "paper", func(c *Config) {
+		c.GroupBy = "conversaton"
+		for i := range c.Predicates {
+			if c.Predicates[i].TransferTo == "greeting_agent" {
+				c.Predicates[i].TransferTo = "greeting_agnet"
+			}
+		}
+	})
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(t, p)
+	feed(t, p, fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"), fixtures.Traces(t, "adk-weather/adk-bad-43-1.json"))
+	clock.t = clock.t.Add(30 * time.Second)
+	p.Tick(clock.t) // released and judged: the minute starts
+	if got := typoLines(logs.All()); len(got) != 0 {
+		t.Fatalf("warned before a minute of traffic: %q", got)
+	}
+	clock.t = clock.t.Add(time.Minute)
+	p.Tick(clock.t)
+	got := typoLines(logs.All())
+	for _, want := range []string{
+		`group_by "conversaton": no trace carried it in the first 1m0s of traffic, so every trace is a group of its own; did you mean "conversation"?`,
+		`predicate xferToGreeting has not held once in the first 1m0s of traffic: assertions over it pass untested; check its name and convention; did you mean "greeting_agent"?`,
+		// Held nowhere in these two turns, and no name is near: said, without a guess.
+		`predicate sayGoodbye has not held once in the first 1m0s of traffic: assertions over it pass untested; check its name and convention (`,
+	} {
+		if !slices.ContainsFunc(got, func(l string) bool { return strings.HasPrefix(l, want) }) {
+			t.Errorf("no warning %q in:\n%s", want, strings.Join(got, "\n"))
+		}
+	}
+	for _, l := range got {
+		if strings.HasPrefix(l, "predicate getWeather") || strings.HasPrefix(l, "predicate sayHello") {
+			t.Errorf("a predicate that held was said never to: %s", l)
+		}
+	}
+}
