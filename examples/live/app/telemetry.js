@@ -1,159 +1,36 @@
 // ADK's own OpenTelemetry setup (maybeSetOtelProviders: its resource, its
-// NodeTracerProvider made global) with two span processors, each a
-// BatchSpanProcessor (OTEL_BSP_SCHEDULE_DELAY and the other OTEL_BSP_*
-// variables apply to both):
-//   - the collector's: OTLP/HTTP (JSON), each export's outcome and the moment
-//     the collector answered written to exports.jsonl, with its spans' IDs;
-//   - the file's: the same spans as OTLP/JSON, one ExportTraceServiceRequest
-//     a line, in export order, for `agentguard check`.
-// Both queue spans in the order they end, so both see the same spans in the
-// same order; the harness checks that from the two files. A third processor
-// counts the spans that ended, so that a span neither exported is noticed.
-import fs from 'node:fs';
+// NodeTracerProvider made global) with the span processors of
+// ../shared/telemetry.js: the collector's over OTLP/HTTP (exports.jsonl),
+// the OTLP/JSON file's (spans.jsonl) and the count of the spans that ended.
 import { maybeSetOtelProviders } from '@google/adk';
-import { DiagConsoleLogger, DiagLogLevel, diag, trace } from '@opentelemetry/api';
+import * as api from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-
-/** OtlpJsonFileExporter writes each batch as one OTLP/JSON request line. */
-class OtlpJsonFileExporter {
-  constructor(path) {
-    this.fd = fs.openSync(path, 'w');
-    this.written = 0;
-  }
-
-  export(spans, done) {
-    try {
-      fs.writeSync(this.fd, JsonTraceSerializer.serializeRequest(spans));
-      fs.writeSync(this.fd, '\n');
-      this.written += spans.length;
-      done({ code: ExportResultCode.SUCCESS });
-    } catch (error) {
-      done({ code: ExportResultCode.FAILED, error });
-    }
-  }
-
-  forceFlush() {
-    return Promise.resolve();
-  }
-
-  shutdown() {
-    fs.closeSync(this.fd);
-    return Promise.resolve();
-  }
-}
+import { exportPipeline, logSdkWarnings } from '../shared/telemetry.js';
 
 /**
- * TimedExporter passes each batch to the OTLP exporter and logs, once the
- * collector has answered, when, how it went, and which spans were in it: the
- * start of the verdict delay the harness measures, and the proof of what the
- * collector took.
- */
-class TimedExporter {
-  constructor(inner, path) {
-    this.inner = inner;
-    this.fd = fs.openSync(path, 'w');
-    this.failures = 0;
-    this.answered = 0; // spans of the exports the collector answered, either way
-  }
-
-  export(spans, done) {
-    this.inner.export(spans, (result) => {
-      const ok = result.code === ExportResultCode.SUCCESS;
-      if (!ok) this.failures++;
-      this.answered += spans.length;
-      const line = {
-        at_ms: performance.timeOrigin + performance.now(),
-        ok,
-        error: ok ? undefined : String(result.error),
-        spans: spans.map((s) => [s.spanContext().traceId, s.spanContext().spanId]),
-      };
-      fs.writeSync(this.fd, JSON.stringify(line) + '\n');
-      done(result);
-    });
-  }
-
-  forceFlush() {
-    return this.inner.forceFlush();
-  }
-
-  async shutdown() {
-    await this.inner.shutdown();
-    fs.closeSync(this.fd);
-  }
-}
-
-/** EndCounter is a span processor that counts the spans that ended. */
-class EndCounter {
-  constructor() {
-    this.ended = 0;
-  }
-
-  onStart() {}
-
-  onEnd() {
-    this.ended++;
-  }
-
-  forceFlush() {
-    return Promise.resolve();
-  }
-
-  shutdown() {
-    return Promise.resolve();
-  }
-}
-
-/**
- * startTracing sets ADK's tracer provider up with the two processors (after
- * the spanProcessors given, such as the guard's LastSpans) and
- * returns a function that waits until both have exported every span that
- * ended, shuts the provider down, and resolves to what went wrong: exports
- * the collector refused, spans never exported.
- *
- * The wait lets the processors' own timers send everything: a flush at
- * shutdown sends what is queued in concurrent batches (the collector could
- * take them in another order than the file has them, and past 30 the OTLP
- * exporter refuses them). Spans a full queue dropped are never exported: the
- * wait ends when nothing was exported for `idleMs`.
+ * startTracing sets ADK's tracer provider up with the pipeline's processors
+ * (after the spanProcessors given, such as the guard's GuardSpans) and
+ * returns shutdown(idleMs): it drains the pipeline, shuts the provider down,
+ * and resolves to what went wrong (exports the collector refused, spans
+ * never exported).
  */
 export function startTracing({ endpoint, spansFile, exportsFile, spanProcessors = [] }) {
   if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
     // ADK would add an exporter of its own: the same spans twice.
     throw new Error('unset OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the collector is --endpoint');
   }
-  const collector = new TimedExporter(new OTLPTraceExporter({ url: endpoint }), exportsFile);
-  const file = new OtlpJsonFileExporter(spansFile);
-  const counter = new EndCounter();
-  maybeSetOtelProviders([
-    { spanProcessors: [...spanProcessors, counter, new BatchSpanProcessor(collector), new BatchSpanProcessor(file)] },
-  ]);
-  // The SDK's own warnings on stderr. Set after ADK's setup, which registers
-  // its provider twice (the second time is refused, harmlessly). A batch
-  // processor whose queue is full drops spans and warns only when a later
-  // span comes: a drop at the end of a burst is silent, and only the counts
-  // below tell.
-  diag.setLogger(new DiagConsoleLogger(), DiagLogLevel.WARN);
+  const otel = { ExportResultCode, OTLPTraceExporter, JsonTraceSerializer, BatchSpanProcessor };
+  const pipeline = exportPipeline(otel, { endpoint, spansFile, exportsFile });
+  maybeSetOtelProviders([{ spanProcessors: [...spanProcessors, ...pipeline.processors] }]);
+  // Set after ADK's setup, which registers its provider twice: the second
+  // time is refused, harmlessly, and would be logged.
+  logSdkWarnings(api);
   return async (idleMs) => {
-    const done = () => collector.answered + file.written;
-    for (let last = done(), since = performance.now(); done() < 2 * counter.ended; ) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      if (done() !== last) {
-        [last, since] = [done(), performance.now()];
-      } else if (performance.now() - since > idleMs) {
-        break;
-      }
-    }
-    const problems = [];
-    if (collector.failures > 0) problems.push(`the collector refused ${collector.failures} exports (exports.jsonl)`);
-    for (const [what, n] of [['the collector', collector.answered], ['the file', file.written]]) {
-      if (n < counter.ended) {
-        problems.push(`${counter.ended - n} of the ${counter.ended} spans that ended were never exported to ${what} (a full queue drops them: OTEL_BSP_MAX_QUEUE_SIZE)`);
-      }
-    }
-    await trace.getTracerProvider().getDelegate().shutdown();
+    const problems = await pipeline.drain(idleMs);
+    await api.trace.getTracerProvider().getDelegate().shutdown();
     return problems;
   };
 }

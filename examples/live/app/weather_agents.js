@@ -5,11 +5,8 @@
 // that has somewhere to transfer to.
 import { FunctionTool, LlmAgent } from '@google/adk';
 import { z } from 'zod';
-import { ScriptedLlm, Step } from './scripted_llm.js';
-
-export const WEATHER = 'weather_agent_v2';
-export const GREETING = 'greeting_agent';
-export const FAREWELL = 'farewell_agent';
+import { FAREWELL, GREETING, WEATHER } from '../shared/kinds.js';
+import { ScriptedLlm } from './scripted_llm.js';
 
 /**
  * team builds the three agents, each with its own ScriptedLlm on the script.
@@ -65,92 +62,3 @@ export function team(script, ran = () => {}) {
     subAgents: [greeting, farewell],
   });
 }
-
-// The model's replies, as steps.
-const transfer = (agent, to, ifRan) => new Step(agent, { functionCall: { name: 'transfer_to_agent', args: { agentName: to } } }, ifRan);
-const call = (agent, tool, args = {}) => new Step(agent, { functionCall: { name: tool, args } });
-const text = (agent, words) => new Step(agent, { text: words });
-
-/** The user's three turns, the same in every conversation. */
-export const USER_TURNS = ['Hi!', 'What is the weather in London?', 'Bye!'];
-
-// The first and last turns of a conversation where every agent hands back.
-const helloTurn = [transfer(WEATHER, GREETING), call(GREETING, 'say_hello'), transfer(GREETING, WEATHER), text(WEATHER, 'Hello! Ask me about the weather.')];
-const byeTurn = [transfer(WEATHER, FAREWELL), call(FAREWELL, 'say_goodbye'), transfer(FAREWELL, WEATHER), text(WEATHER, 'Goodbye!')];
-
-/**
- * KINDS are the conversations played: how each agent answers each user turn
- * (one list of model replies a turn), whether it is faulty, and the
- * assertion that must catch it: te1..te3 are examples/weather/collector.yaml's
- * (make live plays those four kinds), te4..te6 only guard.yaml's.
- */
-export const KINDS = {
-  // Every agent hands back after its job: no assertion may fail.
-  strong: {
-    expect: null,
-    turns: [
-      [transfer(WEATHER, GREETING), call(GREETING, 'say_hello'), transfer(GREETING, WEATHER), text(WEATHER, 'Hello! Ask me about the weather.')],
-      [call(WEATHER, 'get_weather', { city: 'London' }), text(WEATHER, 'It is sunny in London, 25 °C.')],
-      [transfer(WEATHER, FAREWELL), call(FAREWELL, 'say_goodbye'), transfer(FAREWELL, WEATHER), text(WEATHER, 'Goodbye!')],
-    ],
-  },
-  // The paper's failing run: after its hello the greeting agent transfers to
-  // itself; ADK runs it again and gives it the next turn, where it hands back.
-  'self-hello': {
-    expect: 'te1',
-    turns: [
-      [transfer(WEATHER, GREETING), call(GREETING, 'say_hello'), transfer(GREETING, GREETING), text(GREETING, 'Hello again!')],
-      [transfer(GREETING, WEATHER), call(WEATHER, 'get_weather', { city: 'London' }), text(WEATHER, 'It is sunny in London, 25 °C.')],
-      [transfer(WEATHER, FAREWELL), call(FAREWELL, 'say_goodbye'), transfer(FAREWELL, WEATHER), text(WEATHER, 'Goodbye!')],
-    ],
-  },
-  // The same mistake by the farewell agent, in the last turn.
-  'self-goodbye': {
-    expect: 'te2',
-    turns: [
-      [transfer(WEATHER, GREETING), call(GREETING, 'say_hello'), transfer(GREETING, WEATHER), text(WEATHER, 'Hello! Ask me about the weather.')],
-      [call(WEATHER, 'get_weather', { city: 'London' }), text(WEATHER, 'It is sunny in London, 25 °C.')],
-      [transfer(WEATHER, FAREWELL), call(FAREWELL, 'say_goodbye'), transfer(FAREWELL, FAREWELL), text(FAREWELL, 'Goodbye again!')],
-    ],
-  },
-  // A second greeting: the weather agent transfers to the greeting agent
-  // again when asked about the weather (te6 of examples/weather/guard.yaml).
-  // If the transfer runs, the greeting agent greets and hands back.
-  'extra-transfer': {
-    expect: 'te6',
-    turns: [
-      helloTurn,
-      [
-        transfer(WEATHER, GREETING, [call(GREETING, 'say_hello'), transfer(GREETING, WEATHER)]),
-        call(WEATHER, 'get_weather', { city: 'London' }),
-        text(WEATHER, 'It is sunny in London, 25 °C.'),
-      ],
-      byeTurn,
-    ],
-  },
-  // The weather agent looks up a city it does not serve (te4).
-  'bad-city': {
-    expect: 'te4',
-    turns: [helloTurn, [call(WEATHER, 'get_weather', { city: 'Atlantis' }), text(WEATHER, 'I cannot tell.')], byeTurn],
-  },
-  // The weather agent looks up the same city twice in a row (te5).
-  'repeat-weather': {
-    expect: 'te5',
-    turns: [
-      helloTurn,
-      [call(WEATHER, 'get_weather', { city: 'London' }), call(WEATHER, 'get_weather', { city: 'London' }), text(WEATHER, 'It is sunny in London, 25 °C.')],
-      byeTurn,
-    ],
-  },
-  // The greeting agent says hello and answers in text, never handing back:
-  // ADK gives it every later turn. No single turn is wrong; te1 (on_end:
-  // fail) catches it only when the conversation ends.
-  'keeps-control': {
-    expect: 'te1',
-    turns: [
-      [transfer(WEATHER, GREETING), call(GREETING, 'say_hello'), text(GREETING, 'Hello! How can I help?')],
-      [text(GREETING, 'I can only say hello.')],
-      [text(GREETING, 'Bye!')],
-    ],
-  },
-};

@@ -11,11 +11,8 @@ import { Command, MemorySaver, getCurrentTaskInput } from '@langchain/langgraph'
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { METADATA_KEY_HANDOFF_DESTINATION, createSwarm } from '@langchain/langgraph-swarm';
 import { z } from 'zod';
-import { ScriptedChatModel, Step } from './scripted_llm.js';
-
-export const WEATHER = 'weather_agent_v2';
-export const GREETING = 'greeting_agent';
-export const FAREWELL = 'farewell_agent';
+import { FAREWELL, GREETING, WEATHER } from '../shared/kinds.js';
+import { ScriptedChatModel } from './scripted_llm.js';
 
 /**
  * handoff is `from`'s tool that hands control to `to`: the swarm's
@@ -96,87 +93,3 @@ export function team(script, ran = () => {}, toolsNode = (_, tools) => tools) {
   ];
   return createSwarm({ agents, defaultActiveAgent: WEATHER }).compile({ checkpointer: new MemorySaver() });
 }
-
-// The model's replies, as steps.
-const transfer = (agent, to, ifRan) => new Step(agent, { call: { name: `transfer_to_${to}`, args: {} } }, ifRan);
-const call = (agent, tool, args = {}) => new Step(agent, { call: { name: tool, args } });
-const text = (agent, words) => new Step(agent, { text: words });
-
-/** The user's three turns, the same in every conversation. */
-export const USER_TURNS = ['Hi!', 'What is the weather in London?', 'Bye!'];
-
-// The turns of a conversation where every agent hands back.
-const helloTurn = [transfer(WEATHER, GREETING), call(GREETING, 'say_hello'), transfer(GREETING, WEATHER), text(WEATHER, 'Hello! Ask me about the weather.')];
-const weatherTurn = [call(WEATHER, 'get_weather', { city: 'London' }), text(WEATHER, 'It is sunny in London, 25 °C.')];
-const byeTurn = [transfer(WEATHER, FAREWELL), call(FAREWELL, 'say_goodbye'), transfer(FAREWELL, WEATHER), text(WEATHER, 'Goodbye!')];
-
-/**
- * KINDS are the conversations played, as in examples/live/app: how each
- * agent answers each user turn (one list of model replies a turn), and the
- * assertion of examples/weather/guard.yaml that must catch it.
- */
-export const KINDS = {
-  // Every agent hands back after its job: no assertion may fail.
-  strong: { expect: null, turns: [helloTurn, weatherTurn, byeTurn] },
-  // The paper's failing run: after its hello the greeting agent hands off to
-  // itself; it runs again (or, denied, goes on) and keeps the turn, then
-  // hands back at the next one.
-  'self-hello': {
-    expect: 'te1',
-    turns: [
-      [transfer(WEATHER, GREETING), call(GREETING, 'say_hello'), transfer(GREETING, GREETING), text(GREETING, 'Hello again!')],
-      [transfer(GREETING, WEATHER), call(WEATHER, 'get_weather', { city: 'London' }), text(WEATHER, 'It is sunny in London, 25 °C.')],
-      byeTurn,
-    ],
-  },
-  // The same mistake by the farewell agent, in the last turn.
-  'self-goodbye': {
-    expect: 'te2',
-    turns: [
-      helloTurn,
-      weatherTurn,
-      [transfer(WEATHER, FAREWELL), call(FAREWELL, 'say_goodbye'), transfer(FAREWELL, FAREWELL), text(FAREWELL, 'Goodbye again!')],
-    ],
-  },
-  // A second greeting: the weather agent hands off to the greeting agent
-  // again when asked about the weather (te6). If the hand-off runs, the
-  // greeting agent greets and hands back.
-  'extra-transfer': {
-    expect: 'te6',
-    turns: [
-      helloTurn,
-      [
-        transfer(WEATHER, GREETING, [call(GREETING, 'say_hello'), transfer(GREETING, WEATHER)]),
-        call(WEATHER, 'get_weather', { city: 'London' }),
-        text(WEATHER, 'It is sunny in London, 25 °C.'),
-      ],
-      byeTurn,
-    ],
-  },
-  // The weather agent looks up a city it does not serve (te4).
-  'bad-city': {
-    expect: 'te4',
-    turns: [helloTurn, [call(WEATHER, 'get_weather', { city: 'Atlantis' }), text(WEATHER, 'I cannot tell.')], byeTurn],
-  },
-  // The weather agent looks up the same city twice in a row (te5).
-  'repeat-weather': {
-    expect: 'te5',
-    turns: [
-      helloTurn,
-      [call(WEATHER, 'get_weather', { city: 'London' }), call(WEATHER, 'get_weather', { city: 'London' }), text(WEATHER, 'It is sunny in London, 25 °C.')],
-      byeTurn,
-    ],
-  },
-  // The greeting agent says hello and answers in text, never handing back:
-  // the swarm gives it every later turn. No single call is wrong: nothing
-  // for a guard to deny; te1 (on_end: fail) catches it only when the
-  // conversation ends.
-  'keeps-control': {
-    expect: 'te1',
-    turns: [
-      [transfer(WEATHER, GREETING), call(GREETING, 'say_hello'), text(GREETING, 'Hello! How can I help?')],
-      [text(GREETING, 'I can only say hello.')],
-      [text(GREETING, 'Bye!')],
-    ],
-  },
-};

@@ -1,7 +1,8 @@
 // agentguard's pre-call guard for the OpenAI Agents SDK (JS), traced through
-// OpenInference: it asks the collector's decisions endpoint (the
-// riskendpoint extension, POST /v1/groups/{group}/decisions) before every
-// tool call and every hand-off, and keeps a denied one from running.
+// OpenInference: it asks the collector's decisions endpoint (through
+// ../shared/decisions.js) before every tool call and every hand-off, and
+// keeps a denied one from running. To use it in your own agent, copy this
+// file and ../shared/decisions.js (beside it, or change the import below).
 //
 //   const spans = new GuardSpans();                 // an OTel span processor
 //   const provider = new BasicTracerProvider({ spanProcessors: [spans, ...yours] });
@@ -13,11 +14,7 @@
 // The group is the conversation's OpenInference session ID, the session.id
 // every span carries (setSession in the active OTel context, with an
 // AsyncLocalStorage context manager; else the run's groupId): the collector
-// must group by it (group_by: conversation). Before each call the guard
-// flushes the tracer provider (so that the collector has every span that
-// ended), then asks with the call as the action and the last span of the
-// conversation that ended as after_span_id (so that the answer covers it,
-// even if a timer's export of an earlier turn is still on its way).
+// must group by it (group_by: conversation).
 //   tool call   a tool input guardrail (each function tool's inputGuardrails)
 //   hand-off    the hand-off, cloned with an onInvokeHandoff that asks first
 //               ({"transfer_to": agent}); on deny it hands off to the agent
@@ -29,9 +26,7 @@
 //   deny         the call does not run; the model gets
 //                "Denied by agentguard: <explanations>" as its result
 //   warn, allow  the call runs (a warning is logged)
-//   no answer    (unreachable, timeout, an error status) the call runs or not
-//                as AGENTGUARD_ON_ERROR says: allow (the default) or deny;
-//                the log says which
+//   no answer    as AGENTGUARD_ON_ERROR says (allow by default)
 //
 // The SDK still records a span for a call the guard kept from running (the
 // rejected tool's function span; the redirected hand-off's span, "handoff
@@ -39,22 +34,18 @@
 // agentguard.decision = "deny", and the collector does not count such a
 // span as something the agent did. To reach that OTel span, GuardSpans.wrap
 // learns which OTel span OpenInference starts for each SDK span.
-//
-// Environment: AGENTGUARD_DECISIONS, the endpoint's base URL
-// (http://127.0.0.1:4320); AGENTGUARD_ON_ERROR, allow or deny;
-// AGENTGUARD_TIMEOUT_MS, how long to wait for an answer (1000).
+// The settings (AGENTGUARD_DECISIONS, AGENTGUARD_ON_ERROR,
+// AGENTGUARD_TIMEOUT_MS) are ../shared/decisions.js's.
 import { ToolGuardrailFunctionOutputFactory, defineToolInputGuardrail, getCurrentSpan, getCurrentTrace, getHandoff } from '@openai/agents';
 import { getSession } from '@arizeai/openinference-core';
 import { context, trace } from '@opentelemetry/api';
+import { DecisionsClient, flushGlobal } from '../shared/decisions.js';
 
 /** The attribute on the OTel span of a call the guard kept from running. */
 export const DECISION_ATTRIBUTE = 'agentguard.decision';
 
 /** The attribute the collector groups by (OpenInference's session ID). */
 const SESSION_ID = 'session.id';
-
-/** DENIED starts every result the model gets for a call the guard denied. */
-export const DENIED = 'Denied by agentguard';
 
 /**
  * GuardSpans is the guard's OTel span processor. It remembers the last span
@@ -146,35 +137,17 @@ export class AgentguardGuard {
    * @param {GuardSpans} [o.spans] the processor on the tracer provider, its wrap around OpenInference's; without it
    *   no after_span_id is sent and denied calls' spans are not marked (the collector would count them)
    * @param {() => Promise<void>} [o.flush] flushes the spans (default: the global tracer provider's forceFlush)
-   * @param {string} [o.url] the decisions endpoint's base URL (AGENTGUARD_DECISIONS)
-   * @param {'allow'|'deny'} [o.onError] what to do without an answer (AGENTGUARD_ON_ERROR, allow)
-   * @param {number} [o.timeoutMs] how long to wait for an answer (AGENTGUARD_TIMEOUT_MS, 1000)
-   * @param {(d: object) => void} [o.onDecision] told of every decision, with the session, agent and action
-   * @param {(line: string) => void} [o.log] where the guard says what it did (console.error)
+   * The other options (url, onError, timeoutMs, onDecision, log) are DecisionsClient's (../shared/decisions.js).
    */
-  constructor({
-    spans,
-    flush = defaultFlush,
-    url = process.env.AGENTGUARD_DECISIONS,
-    onError = process.env.AGENTGUARD_ON_ERROR || 'allow',
-    timeoutMs = Number(process.env.AGENTGUARD_TIMEOUT_MS || 1000),
-    onDecision = () => {},
-    log = (line) => console.error(line),
-  } = {}) {
-    if (!url) throw new Error('agentguard: no decisions endpoint (set AGENTGUARD_DECISIONS, e.g. http://127.0.0.1:4320)');
-    if (onError !== 'allow' && onError !== 'deny') {
-      throw new Error(`agentguard: AGENTGUARD_ON_ERROR is ${JSON.stringify(onError)}: allow or deny`);
-    }
-    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-      throw new Error(`agentguard: AGENTGUARD_TIMEOUT_MS is ${JSON.stringify(timeoutMs)}: a positive number of milliseconds`);
-    }
-    this.base = url.replace(/\/+$/, '');
+  constructor({ spans, flush = () => flushGlobal(trace), ...client } = {}) {
     this.spans = spans;
-    this.flush = flush;
-    this.onError = onError;
-    this.timeoutMs = timeoutMs;
-    this.onDecision = onDecision;
-    this.log = log;
+    this.client = new DecisionsClient({
+      flush,
+      ...client,
+      transferVerb: 'hand-off to',
+      noSession: "no session ID (setSession in the active OTel context, or the run's groupId)",
+    });
+    this.log = this.client.log;
     // One guardrail for every tool: rejectContent skips the tool, and the
     // model gets the message as the tool's result.
     this.toolGuardrail = defineToolInputGuardrail({
@@ -228,37 +201,15 @@ export class AgentguardGuard {
   /**
    * check asks about an action of agent's, inside the SDK span of the call
    * (spanType: function or handoff), and resolves to undefined when the call
-   * may run, or to the denial the model is to get instead.
+   * may run, or to the denial the model is to get instead (its span marked).
    */
   async check(agent, action, spanType) {
     const sdkSpan = getCurrentSpan();
     const session = getSession(context.active())?.sessionId ?? getCurrentTrace()?.groupId ?? undefined;
-    const what = `${agent} ${describe(action)} (session ${session})`;
-    let answer;
-    try {
-      if (session === undefined) throw new Error('no session ID (setSession in the active OTel context, or the run\'s groupId)');
-      answer = await this.ask(session, action);
-    } catch (err) {
-      const decision = this.onError;
-      this.log(`agentguard: no decision for ${what}: ${err.message}; ${decision === 'deny' ? 'denied' : 'allowed'} (AGENTGUARD_ON_ERROR=${decision})`);
-      this.onDecision({ session, agent, action, decision, error: err.message });
-      if (decision !== 'deny') return undefined;
-      this.markDenied(sdkSpan, spanType, what);
-      return `${DENIED}: no decision could be had (${err.message})`;
-    }
-    const reasons = (answer.reasons ?? []).filter((r) => r.effect === answer.decision).map((r) => r.explanation);
-    this.onDecision({ session, agent, action, decision: answer.decision, reasons, stale: answer.stale === true });
-    switch (answer.decision) {
-      case 'deny':
-        this.log(`agentguard: denied ${what}: ${reasons.join('; ')}`);
-        this.markDenied(sdkSpan, spanType, what);
-        return `${DENIED}: ${reasons.join('; ')}`;
-      case 'warn':
-        this.log(`agentguard: warning on ${what}, running it: ${reasons.join('; ')}`);
-        return undefined;
-      default: // allow
-        return undefined;
-    }
+    const after = this.spans?.last(session); // before the flush: every span that ended is in it
+    const denial = await this.client.decide(session, agent, action, after);
+    if (denial !== undefined) this.markDenied(sdkSpan, spanType, this.client.describe(session, agent, action));
+    return denial;
   }
 
   /** markDenied sets agentguard.decision=deny on the OTel span of the call's SDK span. */
@@ -270,39 +221,6 @@ export class AgentguardGuard {
       this.log(`agentguard: no ${spanType} span to mark for ${what}: the collector will count it as done`);
     }
   }
-
-  /**
-   * ask flushes the spans, then asks the endpoint after the last span of the
-   * conversation that ended. It throws when no answer comes: unreachable,
-   * timed out, an error status, or no decision.
-   */
-  async ask(session, action) {
-    const after = this.spans?.last(session);
-    const signal = AbortSignal.timeout(this.timeoutMs);
-    await Promise.race([
-      this.flush(),
-      new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error(`flushing the spans took over ${this.timeoutMs} ms`)))),
-    ]);
-    const body = { action, ...(after ? { after_span_id: after } : {}) };
-    let resp;
-    try {
-      resp = await fetch(`${this.base}/v1/groups/${encodeURIComponent(session)}/decisions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-        signal,
-      });
-    } catch (err) {
-      throw new Error(signal.aborted ? `no answer within ${this.timeoutMs} ms` : `${this.base} unreachable (${err.cause?.code ?? err.message})`);
-    }
-    const text = await resp.text();
-    if (!resp.ok) throw new Error(`${this.base} answered ${resp.status}: ${text.trim()}`);
-    const answer = JSON.parse(text);
-    if (!['allow', 'warn', 'deny'].includes(answer?.decision)) {
-      throw new Error(`${this.base} answered no decision: ${text.trim()}`);
-    }
-    return answer;
-  }
 }
 
 /** parseArguments reads a call's JSON arguments; the endpoint gets {} for none, or the text if not JSON. */
@@ -313,15 +231,4 @@ function parseArguments(text) {
   } catch {
     return { _raw: text };
   }
-}
-
-/** defaultFlush flushes the global tracer provider. */
-function defaultFlush() {
-  const provider = trace.getTracerProvider();
-  const real = typeof provider.getDelegate === 'function' ? provider.getDelegate() : provider;
-  return typeof real.forceFlush === 'function' ? real.forceFlush() : Promise.resolve();
-}
-
-function describe(action) {
-  return action.transfer_to !== undefined ? `hand-off to ${action.transfer_to}` : `${action.tool}(${JSON.stringify(action.arguments)})`;
 }
