@@ -202,3 +202,25 @@ dtmc-scale:
 	  /usr/bin/time -f "   %e s wall, %U s user, %M KB peak" $(DTMC_DATA)/agentguard reach --tra $$f.tra --lab $$f.lab --target target > $$f.out || exit 1; \
 	  if [ $$family = line ]; then awk -v N=$$n 'NR>1 && NR<=N+1 {d=$$2-$$1/(N+1); if (d<0) d=-d; if (d>m) m=d} END {printf "   largest |p(i) - i/(N+1)|: %g\n", m}' $$f.out; fi; \
 	done
+
+# Prometheus (promtool) and Alertmanager from Debian (2.42, 0.25), installed
+# only when missing (CI runs as root): the servers make alerting runs for real.
+.PHONY: alerting rules-check alerting-servers
+ALERTING = examples/alerting
+alerting-servers:
+	@command -v promtool >/dev/null && command -v prometheus >/dev/null && command -v prometheus-alertmanager >/dev/null || \
+	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus prometheus-alertmanager; }
+
+# The alert rules: promtool checks them, then runs their unit tests (every
+# alert on synthetic series, rules_test.yml).
+rules-check: alerting-servers
+	promtool check rules $(ALERTING)/rules.yml
+	promtool test rules $(ALERTING)/rules_test.yml
+
+# Alerting end to end (test/scenarios/alerting): Prometheus, Alertmanager and
+# the built collector on loopback with examples/alerting's files; a
+# keeps-control conversation and an unsafe household episode must page the
+# webhook within the bound it prints, the trace links must lead to the
+# verdicts' spans, and every dashboard query must return data.
+alerting: alerting-servers $(DIST_BIN)
+	$(GO) run ./test/scenarios/alerting

@@ -24,7 +24,7 @@ const regenerate = "`go test ./connector/verdictlogs/internal/metadata -run Test
 func TestMetadata(t *testing.T) {
 	md := selfmetrictest.Check(t, "../../metadata.yaml", selfmetrictest.Component{
 		Type: Type, Class: "connector",
-		Stability:       map[string]component.StabilityLevel{"traces_to_logs": TracesToLogsStability},
+		Stability:       map[string]component.StabilityLevel{"traces_to_logs": TracesToLogsStability, "traces_to_metrics": TracesToMetricsStability},
 		Instruments:     new(TelemetryBuilder).instruments(),
 		AttributeValues: attributeValues(),
 	})

@@ -14,4 +14,7 @@ var (
 	ScopeName = "github.com/agentguard/agentguard/connector/verdictlogs"
 )
 
-const TracesToLogsStability = component.StabilityLevelDevelopment
+const (
+	TracesToLogsStability    = component.StabilityLevelDevelopment
+	TracesToMetricsStability = component.StabilityLevelDevelopment
+)
