@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -181,5 +182,27 @@ func TestDecisionWithoutProcessors(t *testing.T) {
 	status, _, raw := post(t, url+"/v1/groups/g/decisions", `{"action": {"tool": "x"}}`)
 	if status != http.StatusServiceUnavailable || !strings.Contains(raw, "set risk_endpoint") {
 		t.Errorf("%d %s", status, raw)
+	}
+}
+
+// A 10 MB body is refused at the default cap (64 KiB) without reaching a
+// processor, and a key of slashes and unicode, percent-encoded, arrives
+// whole.
+func TestDecisionHugeBodyAndOddKeys(t *testing.T) {
+	e, url := startDecisions(t, nil)
+	d := &recordingDecider{open: true}
+	defer e.Register("temporalcheck", d)()
+	huge := `{"action": {"tool": "x", "arguments": {"blob": "` + strings.Repeat("x", 10<<20) + `"}}}`
+	if status, _, raw := post(t, url+"/v1/groups/g/decisions", huge); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("10 MB body: %d %.100s", status, raw)
+	}
+	key := "tenant/a/conversation é/会话"
+	if status, _, raw := post(t, url+"/v1/groups/"+neturl.PathEscape(key)+"/decisions", `{"action": {"tool": "x"}}`); status != http.StatusOK {
+		t.Errorf("odd key: %d %s", status, raw)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.groups) != 1 || d.groups[0] != key {
+		t.Errorf("groups asked %q, want only %q", d.groups, key)
 	}
 }

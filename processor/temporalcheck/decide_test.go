@@ -5,6 +5,7 @@ package temporalcheck
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+
+	"github.com/agentguard/agentguard/internal/checkpoint/checkpointtest"
 
 	"github.com/agentguard/agentguard/extension/riskendpoint"
 	"github.com/agentguard/agentguard/extension/riskendpoint/riskendpointtest"
@@ -93,7 +96,7 @@ func TestDecisionEnforce(t *testing.T) {
 	}
 }
 
-// Questions change nothing: a conversation judged with 100 questions
+// Questions change nothing: a conversation judged with 1000 questions
 // between its turns has the verdicts it has without them.
 func TestQuestionsChangeNoVerdict(t *testing.T) {
 	turns := [][]fixtures.ToolCall{
@@ -123,7 +126,7 @@ func TestQuestionsChangeNoVerdict(t *testing.T) {
 		shutdown(t, p)
 		return verdictsOf(sink)
 	}
-	without, with := run(0), run(100)
+	without, with := run(0), run(1000)
 	if !slices.Equal(without, with) || len(without) == 0 {
 		t.Errorf("verdicts without questions %v, with %v", without, with)
 	}
@@ -160,4 +163,95 @@ func TestDecisionWaitsForTheSpanAskedAfter(t *testing.T) {
 	if d := ask(t, url, "c1", `{"action": {"tool": "get_weather"}, "after_span_id": "00000000000000aa"}`); !d.Stale || d.Decision != riskendpoint.Allow {
 		t.Errorf("asked after a span never sent: %+v", d)
 	}
+}
+
+// A question while its group ends, while the collector shuts down, or
+// right after a restart from a checkpoint gets a clear answer: the group's,
+// or "not held" (group null, on_unknown), or stale; never an error status,
+// never a hang, and the verdicts are those without questions.
+func TestQuestionsAtTheEdges(t *testing.T) {
+	storageID := component.MustNewIDWithName("file_storage", "x")
+	store := checkpointtest.NewStore()
+	ext, url := riskendpointtest.Start(t)
+	id := component.MustNewID("riskendpoint")
+	host := hostWith{riskendpointtest.Host{id: ext}, store.Host(storageID)}
+	start := func() (*temporalProcessor, *fakeClock) {
+		p, _ := createProcessor(t, "conversation", func(c *Config) {
+			c.RiskEndpoint, c.Storage = &id, &storageID
+			c.Assertions[0].Enforce = "deny"
+		})
+		clock := &fakeClock{t: fixtures.StoveEpoch.Add(time.Hour)}
+		p.UseClock(clock.now)
+		if err := p.Start(context.Background(), host); err != nil {
+			t.Fatal(err)
+		}
+		return p, clock
+	}
+	const deniedAfterTransfer = `{"action": {"tool": "get_weather"}}`
+	p, clock := start()
+	feed(t, p, fixtures.StoveTrace(0, "edge", fixtures.ToolCall{Tool: "transfer_to_greeting_agent"}))
+	clock.t = clock.t.Add(time.Minute)
+	p.Tick(clock.t)
+
+	// While the collector shuts down (its checkpoint written), questions
+	// keep coming: each is answered, the last ones stale or not held.
+	stop := make(chan struct{})
+	answered := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				answered <- n
+				return
+			default:
+				d := ask(t, url, "edge", deniedAfterTransfer)
+				if d.Decision == "" {
+					t.Error("a question during shutdown got no decision")
+				}
+				n++
+			}
+		}
+	}()
+	time.Sleep(10 * time.Millisecond)
+	shutdown(t, p)
+	close(stop)
+	t.Logf("%d questions answered around the shutdown", <-answered)
+
+	// Right after the restart the conversation is back: the same question
+	// is denied again, on the restored state.
+	p, clock = start()
+	if d := ask(t, url, "edge", deniedAfterTransfer); d.Decision != riskendpoint.Deny || d.Group == nil {
+		t.Errorf("after the restart: %+v", d)
+	}
+
+	// While the group ends (idle past group_timeout) and after: the group's
+	// answer, then not held.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			if d := ask(t, url, "edge", deniedAfterTransfer); d.Decision != riskendpoint.Deny && d.Group != nil {
+				t.Errorf("while the group ends: %+v", d)
+			}
+		}
+	}()
+	clock.t = clock.t.Add(time.Hour)
+	p.Tick(clock.t)
+	<-done
+	if d := ask(t, url, "edge", deniedAfterTransfer); d.Group != nil || d.Decision != riskendpoint.Allow {
+		t.Errorf("after the group ended: %+v, want not held (allow)", d)
+	}
+	shutdown(t, p)
+}
+
+// hostWith is a host running the extensions of several hosts.
+type hostWith []component.Host
+
+func (h hostWith) GetExtensions() map[component.ID]component.Component {
+	out := map[component.ID]component.Component{}
+	for _, one := range h {
+		maps.Copy(out, one.GetExtensions())
+	}
+	return out
 }
