@@ -5,6 +5,7 @@ package riskendpoint
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"go.opentelemetry.io/collector/config/confighttp"
@@ -23,6 +24,11 @@ type Config struct {
 	// OnUnknown is the decision for a group no processor holds (never seen,
 	// or ended): allow (default) or deny.
 	OnUnknown string `mapstructure:"on_unknown"`
+	// Peers are the base URLs of the decisions endpoints of the other
+	// collectors of a tier: a question about a group no processor here
+	// holds is asked of them, within max_wait, and answered by the one that
+	// holds it (peers.go).
+	Peers []string `mapstructure:"peers"`
 }
 
 // defaultEndpoint is loopback only: the agents asking usually run beside
@@ -47,6 +53,11 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxWait <= 0 {
 		errs = append(errs, fmt.Errorf("max_wait: must be a positive duration, got %v", c.MaxWait))
+	}
+	for i, p := range c.Peers {
+		if u, err := url.Parse(p); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("peers[%d]: %q is not a base URL (http://host:port)", i, p))
+		}
 	}
 	for field, v := range map[string]string{"on_stale": c.OnStale, "on_unknown": c.OnUnknown} {
 		if v != Allow && v != Deny {

@@ -159,7 +159,17 @@ func (e *endpoint) serveDecision(w http.ResponseWriter, r *http.Request, group s
 		return
 	}
 	began := time.Now()
-	q, asked, status, err := readQuestion(r.Body)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		status := http.StatusBadRequest
+		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+			status = http.StatusRequestEntityTooLarge
+			err = errors.New("larger than max_request_body_size")
+		}
+		reply(w, status, problem{"body: " + err.Error()})
+		return
+	}
+	q, asked, status, err := readQuestion(bytes.NewReader(body))
 	if err != nil {
 		reply(w, status, problem{err.Error()})
 		return
@@ -170,17 +180,68 @@ func (e *endpoint) serveDecision(w http.ResponseWriter, r *http.Request, group s
 		reply(w, http.StatusServiceUnavailable, problem{"no processor answers decisions: set risk_endpoint on temporalcheck or probguard"})
 		return
 	}
-	resp := e.decide(r.Context(), q, names, ds)
+	ctx, cancel := context.WithTimeout(r.Context(), e.cfg.MaxWait)
+	defer cancel()
+	var resp DecisionResponse
+	if len(e.cfg.Peers) > 0 && r.Header.Get(forwardedHeader) == "" {
+		resp = e.decideInTier(ctx, q, names, ds, body)
+	} else {
+		resp = e.decide(ctx, q, names, ds)
+	}
 	reply(w, http.StatusOK, resp)
 	e.tell(r.Context(), Decided{Time: began, Group: group, AfterSpanID: q.AfterSpanID, Action: asked, Response: resp, Took: time.Since(began)})
 }
 
-// decide asks every decider at once, each within max_wait, and joins their
-// answers.
+// decideInTier asks here and the peers at once (a question asked after a
+// span waits here for a span that may never come: the peers' owner must
+// not wait behind it), and answers with the one that holds the group:
+// here, else a peer; else here's answer (not held, or stale), made stale
+// when a peer gave no answer (it may hold the group).
+func (e *endpoint) decideInTier(ctx context.Context, q Question, names []string, ds []Decider, body []byte) DecisionResponse {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // the side still waiting stops: the other held the group
+	type side struct {
+		resp   DecisionResponse
+		held   bool
+		here   bool
+		failed []string
+	}
+	sides := make(chan side, 2)
+	go func() { r := e.decide(ctx, q, names, ds); sides <- side{resp: r, held: r.Group != nil, here: true} }()
+	go func() { r, found, failed := e.askPeers(ctx, q.Group, body); sides <- side{resp: r, held: found, failed: failed} }()
+	var here DecisionResponse
+	var failed []string
+	for range 2 {
+		s := <-sides
+		if s.held {
+			return s.resp
+		}
+		if s.here {
+			here = s.resp
+		} else {
+			failed = s.failed
+		}
+	}
+	return e.heldNowhere(q.Group, here, failed)
+}
+
+// heldNowhere is here's answer when no peer held the group either, made
+// stale when a peer gave no answer.
+func (e *endpoint) heldNowhere(group string, here DecisionResponse, failed []string) DecisionResponse {
+	if len(failed) > 0 {
+		here.Stale = true
+		here.Reasons = append(here.Reasons, Reason{Processor: "peers", Effect: e.cfg.OnStale,
+			Explanation: fmt.Sprintf("no processor here holds group %q and %d of %d peers gave no answer (%s); on_stale is %s",
+				group, len(failed), len(e.cfg.Peers), strings.Join(failed, "; "), e.cfg.OnStale)})
+		here.Decision = stronger(here.Decision, e.cfg.OnStale)
+	}
+	return here
+}
+
+// decide asks every decider at once, each within ctx (max_wait), and joins
+// their answers.
 func (e *endpoint) decide(ctx context.Context, q Question, names []string, ds []Decider) DecisionResponse {
 	group := q.Group
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.MaxWait)
-	defer cancel()
 	answers := make([]Answer, len(ds))
 	errs := make([]error, len(ds))
 	var wg sync.WaitGroup

@@ -33,6 +33,8 @@ type endpoint struct {
 	set     component.TelemetrySettings
 	server  *http.Server
 	stopped chan struct{}
+	// peerClient asks the peers (Config.Peers).
+	peerClient *http.Client
 }
 
 var (
@@ -42,7 +44,7 @@ var (
 )
 
 func newEndpoint(cfg *Config, set component.TelemetrySettings) *endpoint {
-	return &endpoint{board: newBoard(), cfg: cfg, set: set}
+	return &endpoint{board: newBoard(), cfg: cfg, set: set, peerClient: &http.Client{}}
 }
 
 // Start listens (a port in use fails the start) and serves.

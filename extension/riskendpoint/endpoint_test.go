@@ -74,7 +74,7 @@ func startEndpointWith(t *testing.T, change func(*Config)) (Board, string) {
 			t.Error(err)
 		}
 	})
-	return ext.(Board), "http://" + addr
+	return ext.(Board), "http://" + cfg.NetAddr.Endpoint
 }
 
 func get(t *testing.T, method, url string) (int, http.Header, string) {

@@ -29,6 +29,14 @@ type routing struct {
 	singleSink, tierSink *harness.LogSink   // the single collector's verdicts, and the tier's
 	kept                 *harness.TraceSink // what the sampler passed on
 	running              procs
+
+	// With decisions (the conversation routing): each collector's decisions
+	// endpoint, the questions asked, and where the tier's answers differed.
+	decisions        bool
+	riskSingle       string
+	riskTier         []string
+	questions        []question
+	decisionProblems []string
 }
 
 // newRouting sets a routing up by name: trace or conversation.
@@ -44,6 +52,7 @@ func (o options) newRouting(name string) (*routing, error) {
 		r.sets = append(r.sets, "processors::temporalcheck::group_by=trace_id")
 	case "conversation":
 		r.routerConfigs = []string{filepath.Join(o.dir, "router.yaml"), filepath.Join(o.dir, "router-conversation.yaml")}
+		r.decisions = true
 	default:
 		return nil, fmt.Errorf("unknown routing %q: trace or conversation", name)
 	}
@@ -52,11 +61,12 @@ func (o options) newRouting(name string) (*routing, error) {
 
 // runRouting runs one routing: the tier and the single collector fed the
 // same requests; it reports whether they agreed.
-func (o options) runRouting(w io.Writer, name string, reqs [][]byte, in map[string]int) (bool, error) {
+func (o options) runRouting(w io.Writer, name string, reqs [][]byte, in map[string]int, qs []question) (bool, error) {
 	r, err := o.newRouting(name)
 	if err != nil {
 		return false, err
 	}
+	r.questions = qs
 	defer r.close()
 	if err := r.startSinks(); err != nil {
 		return false, err
@@ -124,6 +134,9 @@ func (r *routing) startCollectors() (singleAddr, routerAddr string, err error) {
 		return "", "", err
 	}
 	samplerAddr, singleAddr, routerAddr := addrs[0], addrs[1], addrs[2]
+	if r.riskSingle, r.riskTier, err = r.riskAddrs(); err != nil {
+		return "", "", err
+	}
 	if err := r.start("sampler", harness.CollectorOptions{Bin: r.router, Configs: []string{filepath.Join(r.dir, "sampler.yaml")},
 		Sets: []string{"service::telemetry::metrics::level=none"}, Env: []string{
 			"AGENTGUARD_SAMPLER_OTLP_HTTP=" + samplerAddr,
@@ -137,14 +150,14 @@ func (r *routing) startCollectors() (singleAddr, routerAddr string, err error) {
 	for i := range r.backends {
 		httpAddr, grpcAddr := addrs[3+2*i], addrs[4+2*i]
 		grpcAddrs[i] = grpcAddr
-		if err := r.start(backendName(i), harness.CollectorOptions{Bin: r.collector, Configs: []string{r.config, filepath.Join(r.dir, "backend.yaml")},
-			Sets: r.sets, Env: append(r.agentguardEnv(httpAddr, r.tierSink),
-				"AGENTGUARD_OTLP_GRPC="+grpcAddr, "AGENTGUARD_SAMPLER=http://"+samplerAddr)}); err != nil {
+		configs, env := r.withDecisions([]string{r.config, filepath.Join(r.dir, "backend.yaml")}, append(r.agentguardEnv(httpAddr, r.tierSink),
+			"AGENTGUARD_OTLP_GRPC="+grpcAddr, "AGENTGUARD_SAMPLER=http://"+samplerAddr), i)
+		if err := r.start(backendName(i), harness.CollectorOptions{Bin: r.collector, Configs: configs, Sets: r.sets, Env: env}); err != nil {
 			return "", "", err
 		}
 	}
-	if err := r.start("single", harness.CollectorOptions{Bin: r.collector, Configs: []string{r.config}, Sets: r.sets,
-		Env: r.agentguardEnv(singleAddr, r.singleSink)}); err != nil {
+	configs, env := r.withDecisions([]string{r.config}, r.agentguardEnv(singleAddr, r.singleSink), -1)
+	if err := r.start("single", harness.CollectorOptions{Bin: r.collector, Configs: configs, Sets: r.sets, Env: env}); err != nil {
 		return "", "", err
 	}
 	if err := r.start("router", harness.CollectorOptions{Bin: r.router, Configs: r.routerConfigs,
@@ -155,6 +168,38 @@ func (r *routing) startCollectors() (singleAddr, routerAddr string, err error) {
 		return "", "", err
 	}
 	return singleAddr, routerAddr, nil
+}
+
+// riskAddrs are the decisions endpoints of the single collector and of the
+// tier's, with decisions.
+func (r *routing) riskAddrs() (string, []string, error) {
+	if !r.decisions {
+		return "", nil, nil
+	}
+	addrs, err := harness.FreeAddrs(1 + r.backends)
+	if err != nil {
+		return "", nil, err
+	}
+	return addrs[0], addrs[1:], nil
+}
+
+// withDecisions adds decisions.yaml and its environment to a collector's:
+// backend i of the tier (its peers the others), or the single one (-1).
+func (r *routing) withDecisions(configs, env []string, i int) ([]string, []string) {
+	if !r.decisions {
+		return configs, env
+	}
+	own, peers := r.riskSingle, []string{}
+	if i >= 0 {
+		own = r.riskTier[i]
+		for j, a := range r.riskTier {
+			if j != i {
+				peers = append(peers, "http://"+a)
+			}
+		}
+	}
+	return append(configs, filepath.Join(r.dir, "decisions.yaml")), append(env, "AGENTGUARD_RISK_ENDPOINT="+own,
+		"AGENTGUARD_PEERS=["+strings.Join(peers, ", ")+"]", "AGENTGUARD_MAX_WAIT=3s")
 }
 
 // agentguardEnv is the environment of an agentguard collector receiving on
@@ -175,6 +220,10 @@ func (r *routing) play(reqs [][]byte, singleAddr, routerAddr string) error {
 	wg.Wait()
 	if err := errors.Join(errRouter, errSingle, r.running.alive()); err != nil {
 		return err
+	}
+	if r.decisions {
+		// As hooks ask: after each conversation's last span, before it ends.
+		r.decisionProblems = askAll(r.riskSingle, r.riskTier, r.questions)
 	}
 	sent := time.Now()
 	// The conversations end group_timeout after their last trace, and their
@@ -211,6 +260,7 @@ func (r *routing) judge(in map[string]int) outcome {
 	out.problems = append(out.problems, spanProblems...)
 	out.sampling = judgeSampling(in, spansByTrace(r.kept.Traces()), violatingTraces(out.tier))
 	out.problems = append(out.problems, out.sampling.problems...)
+	out.problems = append(out.problems, r.decisionProblems...)
 	return out
 }
 
@@ -245,6 +295,10 @@ func (r *routing) report(w io.Writer, out outcome) {
 	s := out.sampling
 	fmt.Fprintf(w, "  sampler: kept %d of %d traces with a violation, %d of %d others (%d%%)\n",
 		s.violatingKept, s.violating, s.restKept, s.rest, r.samplePercent)
+	if r.decisions {
+		fmt.Fprintf(w, "  decisions: %d conversations asked of one collector of the tier each (round robin) and of the single collector, after their last span: %d answers differ\n",
+			len(r.questions), len(r.decisionProblems))
+	}
 	for _, p := range out.problems {
 		fmt.Fprintln(w, "  PROBLEM:", p)
 	}

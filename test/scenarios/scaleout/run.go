@@ -46,11 +46,12 @@ func (o options) run(w io.Writer) (bool, error) {
 	}
 	reqs := rec.Requests()
 	in := spansByTrace(rec.Traces())
+	qs := lastSpans(rec.Traces())
 	fmt.Fprintf(w, "played %d conversations: %d traces, %d spans in %d requests (conversation id on every span: %v)\n",
 		len(convs), len(in), total(in), len(reqs), o.baggage)
 	ok := true
 	for _, routing := range o.routings {
-		r, err := o.runRouting(w, routing, reqs, in)
+		r, err := o.runRouting(w, routing, reqs, in, qs)
 		if err != nil {
 			return false, fmt.Errorf("%s routing: %w", routing, err)
 		}

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package riskendpoint
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// In a tier, any collector answers for the one that holds the group: a
+// question about a group not held here is the peer's answer; about a group
+// no one holds, not held (and stale when a peer could not be asked); a
+// forwarded question is never forwarded again (two peers of each other do
+// not loop).
+func TestPeersAnswerForTheGroupTheyHold(t *testing.T) {
+	ownerAddr, askerAddr := freeAddr(t), freeAddr(t)
+	down := "http://" + freeAddr(t) // nothing listens there
+	owner, ownerURL := startDecisions(t, func(c *Config) { c.NetAddr.Endpoint, c.Peers = ownerAddr, []string{"http://" + askerAddr} })
+	holds := &recordingDecider{open: true, answer: Answer{Events: 2,
+		Reasons: []Reason{{Processor: "temporalcheck/te", Assertion: "te1", Effect: Deny, Explanation: "expected sayHello"}}}}
+	defer owner.Register("temporalcheck/te", onlyGroup{"conv-1", holds})()
+	// Each the other's peer; a third peer is down.
+	asker, askerURL := startDecisions(t, func(c *Config) { c.NetAddr.Endpoint, c.Peers = askerAddr, []string{ownerURL, down} })
+	defer asker.Register("temporalcheck/te", &recordingDecider{open: false})()
+	alone, aloneURL := startDecisions(t, func(c *Config) { c.Peers = []string{ownerURL} })
+	defer alone.Register("temporalcheck/te", &recordingDecider{open: false})()
+
+	status, d, raw := post(t, aloneURL+"/v1/groups/conv-1/decisions", `{"action": {"tool": "get_weather"}}`)
+	if status != http.StatusOK || d.Decision != Deny || d.Group == nil || *d.Group != "conv-1" || d.Event != 3 || d.Stale {
+		t.Errorf("asked a collector that does not hold it: %d %s", status, raw)
+	}
+	if _, d, raw := post(t, aloneURL+"/v1/groups/nobody/decisions", `{"action": {"tool": "get_weather"}}`); d.Group != nil || d.Stale || d.Decision != Allow {
+		t.Errorf("a group no one holds: %s", raw)
+	}
+	if _, d, raw := post(t, askerURL+"/v1/groups/conv-1/decisions", `{"action": {"tool": "get_weather"}}`); d.Decision != Deny || d.Stale {
+		t.Errorf("the owner up, another peer down: %s", raw)
+	}
+	if _, d, raw := post(t, askerURL+"/v1/groups/nobody/decisions", `{"action": {"tool": "get_weather"}}`); d.Group != nil || !d.Stale ||
+		!strings.Contains(raw, "1 of 2 peers gave no answer") {
+		t.Errorf("a group no one holds, a peer down (it may hold it): %s", raw)
+	}
+	if n := len(holds.groups); n != 2 {
+		t.Errorf("the owner was asked %d times, want 2 (a forwarded question is not forwarded again)", n)
+	}
+}
+
+// freeAddr is a loopback address nothing listens on, for now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// onlyGroup holds one group: it answers the others as not held.
+type onlyGroup struct {
+	group string
+	d     *recordingDecider
+}
+
+func (o onlyGroup) Decide(ctx context.Context, q Question) (Answer, error) {
+	if q.Group != o.group {
+		return Answer{}, nil
+	}
+	return o.d.Decide(ctx, q)
+}
