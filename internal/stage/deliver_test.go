@@ -5,10 +5,14 @@ package stage
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -164,5 +168,66 @@ func waitFor(t *testing.T, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out")
 		}
+	}
+}
+
+// statusHost records the component status the stage reports.
+type statusHost struct {
+	mu     sync.Mutex
+	events []componentstatus.Status
+}
+
+func (h *statusHost) GetExtensions() map[component.ID]component.Component { return nil }
+
+func (h *statusHost) Report(ev *componentstatus.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, ev.Status())
+}
+
+func (h *statusHost) statuses() []componentstatus.Status {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.events)
+}
+
+// While spans are refused, the stage's status is a recoverable error (a
+// health probe on component status goes unhealthy); the next batch taken in
+// makes it OK again. Only the changes are reported.
+func TestRefusingIsReportedAsStatus(t *testing.T) {
+	next := newRefusing(errQueueFull)
+	cfg := baseConfig()
+	cfg.Workers, cfg.QueueSpans = 1, 4
+	s := newTestStage(t, cfg, newRecorder(), next)
+	host := &statusHost{}
+	if err := s.Start(context.Background(), host); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for n := range 2 {
+		if err := s.ConsumeTraces(ctx, fixtures.StoveTrace(n, "", fixtures.ToolCall{Tool: "stir"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.tick(time.Now().Add(time.Hour), false)
+	waitFor(t, func() bool { return next.refused.Load() > 0 })
+	for range 2 {
+		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		_ = s.ConsumeTraces(short, fixtures.StoveTrace(99, "", fixtures.ToolCall{Tool: "stir"}))
+		cancel()
+	}
+	if got := host.statuses(); !slices.Equal(got, []componentstatus.Status{componentstatus.StatusRecoverableError}) {
+		t.Fatalf("while refusing: %v, want one recoverable error", got)
+	}
+	next.open.Store(true)
+	waitFor(t, func() bool {
+		err := s.ConsumeTraces(ctx, fixtures.StoveTrace(100, "", fixtures.ToolCall{Tool: "stir"}))
+		return err == nil
+	})
+	if got := host.statuses(); !slices.Equal(got, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusOK}) {
+		t.Errorf("after: %v, want the error, then OK", got)
+	}
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

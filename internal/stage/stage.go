@@ -72,6 +72,7 @@ type Stage[G any] struct {
 	now      func() time.Time
 	watch    *predicateWatch
 	typos    *typoWatch
+	health   health
 
 	shards  []*shard
 	workers []*worker[G]
@@ -177,6 +178,7 @@ func (s *Stage[G]) Start(ctx context.Context, host component.Host) error {
 	if s.cfg.WarmUp > 0 && lost {
 		s.warm.set(s.now(), s.cfg.WarmUp)
 	}
+	s.health.start(host)
 	s.ensureWorkers()
 	s.clock.start(s.cfg.interval(), func() { s.tick(s.now(), false) })
 	return nil
@@ -303,11 +305,14 @@ func mergeChunks(chunks []lateChunk) []lateChunk {
 // nothing, so its retry duplicates nothing.
 func (s *Stage[G]) admit(ctx context.Context, n int64) error {
 	if ok, _ := s.queued.fits(n); ok {
+		s.health.admitted(true)
 		return nil
 	}
 	s.tel.QueueFullWaits.Add(ctx, 1)
 	s.Warnings.Once("queue-full", "the evaluators are behind: incoming spans wait for room (consider more workers, or a lighter configuration)")
-	return s.queued.wait(ctx, n)
+	err := s.queued.wait(ctx, n)
+	s.health.admitted(err == nil)
+	return err
 }
 
 // takeUnheld moves out of td what the stage must not hold: spans without a
