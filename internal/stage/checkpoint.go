@@ -165,7 +165,8 @@ func decodeSaved(r *checkpoint.Reader, field func(string) string) savedGroup {
 // (what came after it is gone), or it cannot be restored (corrupt, another
 // version, another configuration: logged and left to be overwritten; the
 // collector starts). Then the warm-up marks what may be missing. No
-// checkpoint at all is a first start: nothing was lost.
+// checkpoint at all is a first start: nothing was lost. A storage that
+// cannot be opened or read is logged, and the collector starts without it.
 func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost bool, err error) {
 	id := *s.cfg.Storage
 	ext, ok := host.GetExtensions()[id]
@@ -177,11 +178,19 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost b
 		return false, fmt.Errorf("storage: extension %q is not a storage extension (it is a %s)", id, id.Type())
 	}
 	if s.store, err = se.GetClient(ctx, component.KindProcessor, s.cfg.ID, ""); err != nil {
-		return false, fmt.Errorf("storage: extension %q: %w", id, err)
+		// A damaged file (truncated, corrupt) must not keep the collector
+		// down: it starts without checkpoints, and says so.
+		s.store = nil
+		s.tel.Checkpoints.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrResult, ResultError)))
+		s.logger.Error("the storage cannot be opened: starting without checkpoints (a shutdown ends every group, a crash loses them); its conversations' verdicts are marked partial in the warm-up. Move the damaged file aside (file_storage's recreate: true does it for a corrupt database) and restart to checkpoint again",
+			zap.Stringer("storage", id), zap.Error(err))
+		return true, nil
 	}
 	data, err := s.store.Get(ctx, checkpointKey)
 	if err != nil {
-		return false, fmt.Errorf("storage: reading the checkpoint from %q: %w", id, err)
+		s.logger.Error("the checkpoint cannot be read: starting without it; its conversations' verdicts are marked partial in the warm-up",
+			zap.Stringer("storage", id), zap.Error(err))
+		return true, nil
 	}
 	if data == nil {
 		s.logger.Info("no checkpoint in storage: a first start", zap.Stringer("storage", id))

@@ -148,6 +148,28 @@ func TestBadCheckpointStartsWithout(t *testing.T) {
 	}
 }
 
+// A storage that cannot be opened (a truncated or corrupt file) does not
+// keep the collector down: it starts without checkpoints, its new groups
+// marked in the warm-up, and a shutdown ends them as without storage.
+func TestStorageThatCannotBeOpenedStartsWithout(t *testing.T) {
+	store := checkpointtest.NewStore()
+	store.OpenFail = errors.New("file size too small 5000")
+	clock := time.Unix(1_800_000_000, 0)
+	r := newRecorder()
+	s := startWith(t, store, r, &clock, false)
+	s.clock.halt()
+	feed(t, s, &clock, 0, "a")
+	if s.OpenGroups() != 1 || r.marks["a"] != HistoryPartial {
+		t.Errorf("%d groups, a %v: want one, marked partial", s.OpenGroups(), r.marks["a"])
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if store.Sets != 0 || s.OpenGroups() != 0 {
+		t.Errorf("%d checkpoints written, %d groups open after the shutdown; want none, every group ended", store.Sets, s.OpenGroups())
+	}
+}
+
 // Every error names the field, and the version and configuration errors
 // say what differs.
 func TestCheckpointErrorsNameTheField(t *testing.T) {

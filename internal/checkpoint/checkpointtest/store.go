@@ -22,6 +22,9 @@ type Store struct {
 	data map[string]map[string][]byte // client name -> key -> value
 	// Fail, if set, is returned by every Set.
 	Fail error
+	// OpenFail, if set, is returned by GetClient: a file that cannot be
+	// opened (truncated, corrupt).
+	OpenFail error
 	// Sets counts the writes.
 	Sets int
 }
@@ -43,6 +46,9 @@ func (h host) GetExtensions() map[component.ID]component.Component { return h.ex
 
 // GetClient is the client of one component.
 func (s *Store) GetClient(_ context.Context, kind component.Kind, id component.ID, name string) (storage.Client, error) {
+	if s.OpenFail != nil {
+		return nil, s.OpenFail
+	}
 	return &client{s: s, name: kind.String() + "/" + id.String() + "/" + name}, nil
 }
 

@@ -7,7 +7,11 @@
 // violates te3 across the two turns (the transfer to the weather agent, then
 // a goodbye instead of an answer). It prints how many violations came after
 // the restart, and how many were marked agentguard.history, with storage
-// and without; it fails unless every one came, unmarked, with storage.
+// and without; it fails unless every one came, unmarked, with storage. A
+// third run truncates the storage file while the collector is down: the
+// next one must start all the same (without checkpoints, saying so), and
+// every verdict it gives on the conversations that lost their first turns
+// must be marked.
 //
 //	make restart
 package main
@@ -77,24 +81,37 @@ func main() {
 	n := flag.Int("conversations", 20, "conversations, each violating te3 across its two turns")
 	flag.Parse()
 	ok := true
-	for _, storage := range []bool{true, false} {
-		got, marked, err := run(*bin, *n, storage)
+	for _, mode := range []string{withStorage, withoutStorage, damagedStorage} {
+		got, marked, err := run(*bin, *n, mode)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "restart:", err)
 			os.Exit(1)
 		}
-		fmt.Printf("storage %-5v: %d of %d cross-turn violations after kill -9 and restart, %d marked %s\n", storage, got, *n, marked, verdictattr.History)
-		ok = ok && (!storage || (got == *n && marked == 0))
+		fmt.Printf("%-27s: %d of %d cross-turn violations after kill -9 and restart, %d marked %s\n", mode, got, *n, marked, verdictattr.History)
+		if mode == withStorage {
+			ok = ok && got == *n && marked == 0
+		} else {
+			ok = ok && marked == got // what a lost history yields is marked
+		}
 	}
 	if !ok {
-		fmt.Fprintln(os.Stderr, "restart: with storage, every checkpointed cross-turn violation must come, unmarked")
+		fmt.Fprintln(os.Stderr, "restart: with storage, every checkpointed cross-turn violation must come, unmarked; and every violation on a lost history marked")
 		os.Exit(1)
 	}
 }
 
+// The runs: with storage, without, and with the storage file truncated
+// while the collector is down.
+const (
+	withStorage    = "storage"
+	withoutStorage = "no storage"
+	damagedStorage = "storage, file truncated"
+)
+
 // run plays the first turns into one collector, kills it once it has
 // checkpointed them, and plays the second turns into the next.
-func run(bin string, n int, storage bool) (got, marked int, err error) {
+func run(bin string, n int, mode string) (got, marked int, err error) {
+	storage := mode != withoutStorage
 	sink, err := harness.StartLogSink()
 	if err != nil {
 		return 0, 0, err
@@ -134,6 +151,11 @@ func run(bin string, n int, storage bool) (got, marked int, err error) {
 	}
 	time.Sleep(1500 * time.Millisecond) // released after wait, then checkpointed
 	first.Kill()
+	if mode == damagedStorage {
+		if err := truncateStorage(dir); err != nil {
+			return 0, 0, err
+		}
+	}
 	// The next one: a crash came before it, so its warm-up is on.
 	second, addr, err := start("3s")
 	if err != nil {
@@ -156,6 +178,21 @@ func run(bin string, n int, storage bool) (got, marked int, err error) {
 		}
 	}
 	return got, marked, nil
+}
+
+// truncateStorage cuts every storage file in dir short, as a disk failure
+// or a copy cut off would.
+func truncateStorage(dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "processor_*"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no storage file in %s to damage (%v)", dir, err)
+	}
+	for _, f := range files {
+		if err := os.Truncate(f, 5000); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // post sends turn of every conversation, each its own trace, as OTLP/JSON.
