@@ -208,7 +208,10 @@ func (e *endpoint) decideInTier(ctx context.Context, q Question, names []string,
 	}
 	sides := make(chan side, 2)
 	go func() { r := e.decide(ctx, q, names, ds); sides <- side{resp: r, held: r.Group != nil, here: true} }()
-	go func() { r, found, failed := e.askPeers(ctx, q.Group, body); sides <- side{resp: r, held: found, failed: failed} }()
+	go func() {
+		r, found, failed := e.askPeers(ctx, q.Group, body)
+		sides <- side{resp: r, held: found, failed: failed}
+	}()
 	var here DecisionResponse
 	var failed []string
 	for range 2 {
