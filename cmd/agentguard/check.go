@@ -87,6 +87,10 @@ type checkReport struct {
 	// spans not checked. --strict fails the run on any.
 	Warnings []string     `json:"warnings"`
 	Summary  checkSummary `json:"summary"`
+	// For the SARIF and JUnit outputs: the file each trace came from (by
+	// trace ID) and the groups judged.
+	fileOf map[string]string
+	groups []string
 }
 
 // exitStrict is check's exit code when --strict fails a run that has no
@@ -94,7 +98,7 @@ type checkReport struct {
 // a rule" from "the gate could not judge this run".
 const exitStrict = 3
 
-const checkSynopsis = "--config COLLECTOR.yaml [--processor temporalcheck/NAME] [--format text|json] [--strict] FILES..."
+const checkSynopsis = "--config COLLECTOR.yaml [--processor temporalcheck/NAME] [--format text|json|sarif|junit] [--strict] FILES..."
 
 const checkHelp = `Runs the temporalcheck processor of the configuration over recorded OTLP/JSON traces
 (one ExportTraceServiceRequest per file, or one per line) and prints every violation, the
@@ -121,7 +125,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	config := fs.String("config", "", "the collector configuration `file` holding the temporalcheck processor")
 	name := fs.String("processor", "", "which temporalcheck processor, e.g. temporalcheck/agents (default: the only one)")
-	format := fs.String("format", "text", "text or json")
+	format := fs.String("format", "text", "text, json, sarif (code scanning: one result per violation) or junit (CI test reports: a test case per group and assertion)")
 	strict := fs.Bool("strict", false, "fail the run (exit 3) on any warning: pending verdicts, predicates that never held, no events, OTTL errors, unchecked spans")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -131,13 +135,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentguard check:", err)
 		return 2
 	}
-	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false) // expressions hold >> and &
-		_ = enc.Encode(rep)
-	} else {
-		printReport(stdout, rep)
+	if err := writeReport(stdout, *format, rep); err != nil {
+		fmt.Fprintln(stderr, "agentguard check:", err)
+		return 2
 	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(stderr, "agentguard check: warning:", w)
@@ -156,8 +156,8 @@ func check(config, name, format string, files []string, stderr io.Writer) (*chec
 	switch {
 	case config == "":
 		return nil, errors.New("--config is required")
-	case format != "text" && format != "json":
-		return nil, fmt.Errorf("--format: unknown format %q: valid values are \"text\" and \"json\"", format)
+	case !slices.Contains(checkFormats, format):
+		return nil, fmt.Errorf("--format: unknown format %q: valid values are %q", format, checkFormats)
 	case len(files) == 0:
 		return nil, errors.New("no trace files given")
 	}
@@ -167,7 +167,7 @@ func check(config, name, format string, files []string, stderr io.Writer) (*chec
 		return nil, err
 	}
 	cfg := raw.(*temporalcheck.Config)
-	tds, err := readTraceFiles(files)
+	tds, fileOf, err := readTraceFilesOf(files)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,34 @@ func check(config, name, format string, files []string, stderr io.Writer) (*chec
 	if err != nil {
 		return nil, err
 	}
-	return report(cfg, findings, summarize(findings, len(files), sink.SpanCount()), r), nil
+	rep := report(cfg, findings, summarize(findings, len(files), sink.SpanCount()), r)
+	rep.fileOf, rep.groups = fileOf, r.groupKeys
+	return rep, nil
+}
+
+// checkFormats are check's outputs.
+var checkFormats = []string{"text", "json", "sarif", "junit"}
+
+// writeReport writes the report in format.
+func writeReport(w io.Writer, format string, rep *checkReport) error {
+	switch format {
+	case "json":
+		return writeJSON(w, rep)
+	case "sarif":
+		return writeJSON(w, sarifLog(rep))
+	case "junit":
+		return writeJUnit(w, rep)
+	}
+	printReport(w, rep)
+	return nil
+}
+
+// writeJSON writes v indented, with >> and & as they are (expressions).
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 // runProcessor passes the traces through the processor; the sink holds

@@ -54,9 +54,10 @@ type pendingVerdict struct {
 // replayed is what the replay counted.
 type replayed struct {
 	events, groups int
-	held           []int // per declared predicate: events where it held
-	triggered      []int // per assertion: events where it was triggered
-	violations     int   // to check the replay against the processor's findings
+	groupKeys      []string // the groups that had events, sorted
+	held           []int    // per declared predicate: events where it held
+	triggered      []int    // per assertion: events where it was triggered
+	violations     int      // to check the replay against the processor's findings
 	pending        []pendingVerdict
 	ottlErrors     int
 	lateSpans      int             // spans of batches the processor passed on unchecked
@@ -151,6 +152,7 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.T
 		r.take(runner.Finish(key), seqs[key])
 	}
 	r.groups = len(groups)
+	r.groupKeys = slices.Sorted(maps.Keys(groups))
 	slices.SortFunc(r.pending, func(a, b pendingVerdict) int {
 		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Assertion, b.Assertion), cmp.Compare(a.StartEvent, b.StartEvent))
 	})

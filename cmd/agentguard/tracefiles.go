@@ -29,6 +29,32 @@ func readTraceFiles(paths []string) ([]ptrace.Traces, error) {
 	return out, nil
 }
 
+// readTraceFilesOf is readTraceFiles, and the file each trace came from,
+// by trace ID (hex).
+func readTraceFilesOf(paths []string) ([]ptrace.Traces, map[string]string, error) {
+	var out []ptrace.Traces
+	fileOf := map[string]string{}
+	for _, path := range paths {
+		tds, err := readTraceFiles([]string{path})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, td := range tds {
+			for _, rs := range td.ResourceSpans().All() {
+				for _, ss := range rs.ScopeSpans().All() {
+					for _, sp := range ss.Spans().All() {
+						if _, seen := fileOf[sp.TraceID().String()]; !seen {
+							fileOf[sp.TraceID().String()] = path
+						}
+					}
+				}
+			}
+		}
+		out = append(out, tds...)
+	}
+	return out, fileOf, nil
+}
+
 func parseTraces(b []byte) ([]ptrace.Traces, error) {
 	var u ptrace.JSONUnmarshaler
 	lines := jsonLines(b)
