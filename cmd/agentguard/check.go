@@ -37,6 +37,9 @@ type finding struct {
 	// History is agentguard.history: partial or out_of_order when the
 	// group's history may have been incomplete (max_traces ended it early).
 	History string `json:"history,omitempty"`
+	// Baseline is, with --baseline, whether the violation is "new" since
+	// the baseline or "known" there.
+	Baseline string `json:"baseline,omitempty"`
 }
 
 type checkSummary struct {
@@ -50,6 +53,8 @@ type checkSummary struct {
 	Pending    int            `json:"pending"`
 	NeverHeld  []string       `json:"never_held_predicates"`
 	Warnings   int            `json:"warnings"`
+	// NewViolations, with --baseline, are the violations not in it.
+	NewViolations *int `json:"new_violations,omitempty"`
 }
 
 // assertionStats is what one assertion did over the input.
@@ -98,7 +103,7 @@ type checkReport struct {
 // a rule" from "the gate could not judge this run".
 const exitStrict = 3
 
-const checkSynopsis = "--config COLLECTOR.yaml [--processor temporalcheck/NAME] [--format text|json|sarif|junit] [--strict] FILES..."
+const checkSynopsis = "--config COLLECTOR.yaml [--processor temporalcheck/NAME] [--format text|json|sarif|junit] [--baseline REPORT.json] [--strict] FILES..."
 
 const checkHelp = `Runs the temporalcheck processor of the configuration over recorded OTLP/JSON traces
 (one ExportTraceServiceRequest per file, or one per line) and prints every violation, the
@@ -126,11 +131,18 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	config := fs.String("config", "", "the collector configuration `file` holding the temporalcheck processor")
 	name := fs.String("processor", "", "which temporalcheck processor, e.g. temporalcheck/agents (default: the only one)")
 	format := fs.String("format", "text", "text, json, sarif (code scanning: one result per violation) or junit (CI test reports: a test case per group and assertion)")
+	baseline := fs.String("baseline", "", "a previous `report` of check --format json: exit 1 only on violations not in it")
 	strict := fs.Bool("strict", false, "fail the run (exit 3) on any warning: pending verdicts, predicates that never held, no events, OTTL errors, unchecked spans")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	rep, err := check(*config, *name, *format, fs.Args(), stderr)
+	if err == nil && *baseline != "" {
+		var known map[string]bool
+		if known, err = loadBaseline(*baseline); err == nil {
+			applyBaseline(rep, known)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "agentguard check:", err)
 		return 2
@@ -143,7 +155,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentguard check: warning:", w)
 	}
 	switch {
-	case rep.Summary.Violations > 0:
+	case rep.Summary.NewViolations != nil && *rep.Summary.NewViolations > 0:
+		return 1
+	case rep.Summary.NewViolations == nil && rep.Summary.Violations > 0:
 		return 1
 	case *strict && len(rep.Warnings) > 0:
 		fmt.Fprintf(stderr, "agentguard check: --strict: %s fail the run\n", plural(len(rep.Warnings), "warning"))
@@ -354,6 +368,9 @@ func printReport(w io.Writer, rep *checkReport) {
 		if f.History != "" {
 			fmt.Fprintf(w, " [history %s]", f.History)
 		}
+		if f.Baseline != "" {
+			fmt.Fprintf(w, " [%s]", f.Baseline)
+		}
 		fmt.Fprintln(w)
 		for _, line := range strings.Split(strings.TrimRight(f.Explanation, "\n"), "\n") {
 			fmt.Fprintf(w, "  %s\n", line)
@@ -405,6 +422,9 @@ func printReport(w io.Writer, rep *checkReport) {
 	fmt.Fprintf(w, "%d files, %d spans, %d verdicts on spans, %d violations", sum.Files, sum.Spans, sum.Results, sum.Violations)
 	if len(names) > 0 {
 		fmt.Fprintf(w, " (%s)", strings.Join(names, ", "))
+	}
+	if sum.NewViolations != nil {
+		fmt.Fprintf(w, ", %d new since the baseline", *sum.NewViolations)
 	}
 	fmt.Fprintln(w)
 }

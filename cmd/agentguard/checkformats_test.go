@@ -85,3 +85,33 @@ func TestCheckJUnit(t *testing.T) {
 		t.Errorf("te1's suite %+v", te1)
 	}
 }
+
+// With --baseline (a previous JSON report), a violation already there does
+// not fail the run; a new one does; a file that is not a report is an
+// input error.
+func TestCheckBaseline(t *testing.T) {
+	dir := t.TempDir()
+	report := func(name string, files ...string) string {
+		_, out, _ := runCmd(append([]string{"check", "--format", "json", "--config", weatherConfig}, files...)...)
+		path := dir + "/" + name
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	bad := report("bad.json", badRun...)
+	good := report("good.json", traceFile("adk-weather/adk-good-42-0.json"), traceFile("adk-weather/adk-good-42-1.json"))
+
+	code, out, errOut := runCmd(append([]string{"check", "--baseline", bad, "--config", weatherConfig}, badRun...)...)
+	if code != 0 || !strings.Contains(out, "[known]") || !strings.Contains(out, "2 violations (te1: 2), 0 new since the baseline") {
+		t.Errorf("the same violations as the baseline: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = runCmd(append([]string{"check", "--baseline", good, "--config", weatherConfig}, badRun...)...)
+	if code != 1 || !strings.Contains(out, "[new]") || !strings.Contains(out, "2 new since the baseline") {
+		t.Errorf("violations new since the baseline: exit %d\n%s", code, out)
+	}
+	code, _, errOut = runCmd(append([]string{"check", "--baseline", weatherConfig, "--config", weatherConfig}, badRun...)...)
+	if code != 2 || !strings.Contains(errOut, "is not a report of check --format json") {
+		t.Errorf("a baseline that is no report: exit %d\n%s", code, errOut)
+	}
+}
