@@ -105,6 +105,10 @@ func TestCheckBadInput(t *testing.T) {
 	os.WriteFile(two, []byte("processors:\n  temporalcheck/a: {}\n  temporalcheck/b: {}\n"), 0o600)
 	notJSON := filepath.Join(dir, "x.json")
 	os.WriteFile(notJSON, []byte("{\"resourceSpans\": [\n"), 0o600)
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(empty, []byte("{}"), 0o600)
+	labels := filepath.Join(dir, "labels.json")
+	os.WriteFile(labels, []byte(`{"episodes": {"ep-001": "safe"}}`), 0o600)
 	badLine := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(badLine, []byte("{\"resourceSpans\": []}\n{\"resourceSpans\": 5}\n"), 0o600)
 	for _, tc := range []struct {
@@ -119,6 +123,9 @@ func TestCheckBadInput(t *testing.T) {
 		{[]string{"check", "--config", two, "f"}, "several temporalcheck processors (temporalcheck/a, temporalcheck/b): choose one with --processor"},
 		{[]string{"check", "--config", weatherConfig, "--processor", "temporalcheck/x", "f"}, `no processor "temporalcheck/x"`},
 		{[]string{"check", "--config", weatherConfig, notJSON}, "x.json: not an OTLP/JSON ExportTraceServiceRequest"},
+		// JSON objects that are not requests: an error, not an empty pass.
+		{[]string{"check", "--config", weatherConfig, empty}, "empty.json: not an OTLP/JSON ExportTraceServiceRequest: a JSON object without resourceSpans (its keys: [])"},
+		{[]string{"check", "--config", weatherConfig, labels}, `labels.json: not an OTLP/JSON ExportTraceServiceRequest: a JSON object without resourceSpans (its keys: ["episodes"])`},
 	} {
 		code, _, errOut := runCmd(tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {

@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -59,21 +61,47 @@ func parseTraces(b []byte) ([]ptrace.Traces, error) {
 	var u ptrace.JSONUnmarshaler
 	lines := jsonLines(b)
 	if lines == nil {
-		td, err := u.UnmarshalTraces(b)
+		td, err := unmarshalRequest(&u, b)
 		if err != nil {
-			return nil, fmt.Errorf("not an OTLP/JSON ExportTraceServiceRequest: %w", err)
+			return nil, err
 		}
 		return []ptrace.Traces{td}, nil
 	}
 	out := make([]ptrace.Traces, 0, len(lines))
 	for _, l := range lines {
-		td, err := u.UnmarshalTraces(l.text)
+		td, err := unmarshalRequest(&u, l.text)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: not an OTLP/JSON ExportTraceServiceRequest: %w", l.number, err)
+			return nil, fmt.Errorf("line %d: %w", l.number, err)
 		}
 		out = append(out, td)
 	}
 	return out, nil
+}
+
+// unmarshalRequest reads one ExportTraceServiceRequest. The unmarshaler
+// takes any JSON object (unknown fields are skipped), so an object without
+// resourceSpans ({}, a labels file) would pass as an empty request and a
+// gate over the wrong file would pass: it is refused, saying what it is.
+func unmarshalRequest(u *ptrace.JSONUnmarshaler, b []byte) (ptrace.Traces, error) {
+	td, err := u.UnmarshalTraces(b)
+	if err != nil {
+		return td, fmt.Errorf("not an OTLP/JSON ExportTraceServiceRequest: %w", err)
+	}
+	if td.ResourceSpans().Len() > 0 {
+		return td, nil
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		return td, fmt.Errorf("not an OTLP/JSON ExportTraceServiceRequest: %w", err)
+	}
+	if _, ok := top["resourceSpans"]; ok {
+		return td, nil // an empty request
+	}
+	if _, ok := top["resource_spans"]; ok {
+		return td, nil
+	}
+	keys := slices.Sorted(maps.Keys(top))
+	return td, fmt.Errorf("not an OTLP/JSON ExportTraceServiceRequest: a JSON object without resourceSpans (its keys: %q)", keys)
 }
 
 type line struct {
