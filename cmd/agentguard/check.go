@@ -268,11 +268,11 @@ func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *
 	if r.events == 0 {
 		warn("no events: the events condition selected none of the %s read, so no assertion checked anything", plural(sum.Spans, "span"))
 	}
-	literals := cfg.Config.Literals()
+	literals, optional := cfg.Config.Literals(), cfg.Config.OptionalNames()
 	for _, p := range rep.Predicates {
 		if p.Held == 0 {
 			sum.NeverHeld = append(sum.NeverHeld, p.Name)
-			if r.events > 0 {
+			if r.events > 0 && !optional[p.Name] {
 				lit, ok := literals[p.Name]
 				warn("predicate %s (%s) never held on the %s read%s", p.Name, p.Definition, plural(r.events, "event"), r.misspelt(lit, ok))
 			}

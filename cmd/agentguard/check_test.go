@@ -338,3 +338,22 @@ func TestCheckHelpDocumentsStrict(t *testing.T) {
 		}
 	}
 }
+
+// The shipped weather configuration marks the farewell predicates optional
+// (a correct conversation need not say goodbye): --strict passes the
+// paper's correct runs, and still fails when a predicate that is not
+// optional never held.
+func TestCheckStrictPassesCorrectRunsWithOptionalPredicates(t *testing.T) {
+	for _, files := range [][]string{
+		{traceFile("adk-weather/adk-good-42-0.json"), traceFile("adk-weather/adk-good-42-1.json")},
+		{traceFile("adk-js/strong-run-01.json")},
+	} {
+		if code, _, errOut := runCmd(append([]string{"check", "--strict", "--config", weatherConfig}, files...)...); code != 0 {
+			t.Errorf("%v: exit %d, want 0\n%s", files, code, errOut)
+		}
+	}
+	code, _, errOut := runCmd("check", "--strict", "--config", misspelled(t), traceFile("adk-js/strong-run-01.json"))
+	if code != exitStrict || !strings.Contains(errOut, "predicate xferToGreeting") || strings.Contains(errOut, "predicate sayGoodbye") {
+		t.Errorf("a misspelt predicate that is not optional: exit %d\n%s", code, errOut)
+	}
+}

@@ -84,6 +84,8 @@ type Config struct {
 	// names the shorthand predicates match, for that suggestion.
 	WarnTyposAfter time.Duration
 	Literals       map[string]predicate.Literal
+	// Optional are the predicates that may never hold: no warning about them.
+	Optional map[string]bool
 	// WarnUnheldAfter: a predicate that has not held in this many events in a
 	// row is logged once at WARN (0: never).
 	WarnUnheldAfter int

@@ -113,10 +113,11 @@ type predicateWatch struct {
 	after    int64              // 0: never warn
 	events   atomic.Int64       // events seen by every worker
 	lastHeld []atomic.Int64     // per predicate, the events count when it last held
+	optional map[string]bool    // predicates that may never hold: not warned about
 }
 
-func newPredicateWatch(names []string, after int) *predicateWatch {
-	w := &predicateWatch{names: names, after: int64(after), lastHeld: make([]atomic.Int64, len(names))}
+func newPredicateWatch(names []string, after int, optional map[string]bool) *predicateWatch {
+	w := &predicateWatch{names: names, after: int64(after), lastHeld: make([]atomic.Int64, len(names)), optional: optional}
 	for _, n := range names {
 		w.attrs = append(w.attrs, metric.WithAttributes(attribute.String(AttrPredicate, n)))
 	}
@@ -160,7 +161,7 @@ func (w *predicateWatch) flush(ctx context.Context, t *tally, held metric.Int64C
 		return
 	}
 	for i, name := range w.names {
-		if silent := total - w.lastHeld[i].Load(); silent >= w.after {
+		if silent := total - w.lastHeld[i].Load(); silent >= w.after && !w.optional[name] {
 			warnings.Once("unheld-"+name, "a predicate has not held in a long run of events: check its tool or agent name and its convention; assertions over it pass without being tested",
 				zap.String("predicate", name), zap.Int64("events", silent))
 		}

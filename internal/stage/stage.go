@@ -146,7 +146,7 @@ func New[G any](cfg Config, set component.TelemetrySettings, next consumer.Trace
 			return nil, err
 		}
 		if s.watch == nil {
-			s.watch = newPredicateWatch(src.Names(), cfg.WarnUnheldAfter)
+			s.watch = newPredicateWatch(src.Names(), cfg.WarnUnheldAfter, cfg.Optional)
 			s.typos = newTypoWatch(cfg)
 		}
 		s.workers = append(s.workers, newWorker(s, src, uint64(i), perShard))

@@ -108,7 +108,7 @@ func (t *typoWatch) look(ctx context.Context, now time.Time, w *predicateWatch, 
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i, name := range w.names {
-		if w.lastHeld[i].Load() != 0 {
+		if w.lastHeld[i].Load() != 0 || w.optional[name] {
 			continue
 		}
 		tel.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrSuspect, kindPredicate)))

@@ -86,7 +86,7 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 		}
 	}
 	scfg := cfg.StageConfig()
-	scfg.Literals = cfg.Config.Literals()
+	scfg.Literals, scfg.Optional = cfg.Config.Literals(), cfg.Config.OptionalNames()
 	scfg.Late, scfg.OnArrival, scfg.Scope, scfg.ID = stage.LateContinue, cfg.Score == ScoreOnArrival, metadata.ScopeName, id
 	if cfg.RiskEndpoint != nil {
 		scfg.RememberJudged = stage.JudgedForQuestions

@@ -84,7 +84,7 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 			attr: metric.WithAttributes(attribute.String(metadata.AttrAssertion, a.Name))})
 	}
 	scfg := cfg.StageConfig()
-	scfg.Literals = cfg.Config.Literals()
+	scfg.Literals, scfg.Optional = cfg.Config.Literals(), cfg.Config.OptionalNames()
 	if noRetention {
 		scfg.Retention = 0
 	}

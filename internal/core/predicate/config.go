@@ -87,6 +87,9 @@ type Predicate struct {
 	// too). Both are required together.
 	Set   *Predicate `mapstructure:"set"`
 	Reset *Predicate `mapstructure:"reset"`
+	// Optional: never holding is fine (a correct conversation need not say
+	// goodbye): no warning says it never held, live or in check.
+	Optional bool `mapstructure:"optional"`
 }
 
 // Named is one entry of the predicates list; its position is its bit.
@@ -138,6 +141,8 @@ func (c Config) Validate() error {
 			errs = append(errs, errors.New("events: cannot capture or compare with captured values: it decides span by span which spans are events"))
 		} else if c.Events.latched() {
 			errs = append(errs, errors.New("events: cannot be latched: it decides span by span which spans are events"))
+		} else if c.Events.Optional {
+			errs = append(errs, errors.New("events: optional is for a named predicate (one that may never hold)"))
 		}
 	}
 	switch c.ErrorMode {
@@ -299,6 +304,17 @@ func (c Config) Literals() map[string]Literal {
 			out[p.Name] = Literal{Name: p.TransferTo}
 		case p.Agent != "":
 			out[p.Name] = Literal{Name: p.Agent}
+		}
+	}
+	return out
+}
+
+// OptionalNames are the predicates marked optional: never holding is fine.
+func (c Config) OptionalNames() map[string]bool {
+	out := map[string]bool{}
+	for _, p := range c.Predicates {
+		if p.Optional {
+			out[p.Name] = true
 		}
 	}
 	return out

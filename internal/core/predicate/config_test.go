@@ -99,7 +99,9 @@ func TestDecodeErrors(t *testing.T) {
 		want  string
 	}{
 		{map[string]any{"name": "x", "tol": "say_hello"},
-			`predicate "x": unknown key "tol": valid keys are condition, tool, transfer_to, agent, failed, args, result, capture, set, reset`},
+			`predicate "x": unknown key "tol": valid keys are condition, tool, transfer_to, agent, failed, args, result, capture, set, reset, optional`},
+		{map[string]any{"name": "x", "tool": "t", "optional": "maybe"},
+			`predicate "x": optional: must be true or false, got string maybe`},
 		{map[string]any{"name": "x", "set": map[string]any{"tools": "a"}, "reset": "true"},
 			`predicate "x": set: unknown key "tools"`},
 		{map[string]any{"name": "x", "tool": 3},

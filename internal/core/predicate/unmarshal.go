@@ -19,7 +19,7 @@ var (
 	_ confmap.Unmarshaler = (*Named)(nil)
 )
 
-var predicateKeys = []string{"condition", "tool", "transfer_to", "agent", "failed", "args", "result", "capture", "set", "reset"}
+var predicateKeys = []string{"condition", "tool", "transfer_to", "agent", "failed", "args", "result", "capture", "set", "reset", "optional"}
 
 // UnmarshalText takes the string form: an OTTL condition.
 func (p *Predicate) UnmarshalText(text []byte) error {
@@ -99,6 +99,11 @@ func decodeMap(m map[string]any) (Predicate, error) {
 			p.Set, err = nested(k, m[k])
 		case "reset":
 			p.Reset, err = nested(k, m[k])
+		case "optional":
+			var b *bool
+			if b, err = boolValue(k, m[k]); b != nil {
+				p.Optional = *b
+			}
 		default:
 			err = fmt.Errorf("unknown key %q: valid keys are %s", k, strings.Join(predicateKeys, ", "))
 		}
