@@ -278,9 +278,9 @@ func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *
 			}
 		}
 	}
-	if len(r.pending) > 0 {
-		warn("%s: evaluations still waiting when their group ended prove nothing (on_end: fail makes them violations)",
-			plural(len(r.pending), "pending verdict"))
+	if n := unprovenPending(r); n > 0 {
+		warn("%s: evaluations still waiting when their group ended prove nothing; if the conversation must finish them, set on_end: fail (they become violations)",
+			plural(n, "pending verdict"))
 	}
 	if r.ottlErrors > 0 {
 		warn("%s: those predicates count as false at those spans", plural(r.ottlErrors, "OTTL evaluation error"))
@@ -298,6 +298,24 @@ func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *
 	sum.Warnings = len(rep.Warnings)
 	rep.Summary = sum
 	return rep
+}
+
+// unprovenPending counts the pending verdicts that leave a question open.
+// A never assertion's pending evaluation is a forbidden sequence begun and
+// not completed when its group ended (a bounded look-ahead that ran out):
+// that is the assertion holding, not a doubt.
+func unprovenPending(r *replayed) int {
+	never := map[string]bool{}
+	for _, a := range r.compiled {
+		never[a.Name] = a.Kind == "never"
+	}
+	n := 0
+	for _, p := range r.pending {
+		if !never[p.Assertion] {
+			n++
+		}
+	}
+	return n
 }
 
 func collectFindings(tds []ptrace.Traces) []finding {

@@ -357,3 +357,26 @@ func TestCheckStrictPassesCorrectRunsWithOptionalPredicates(t *testing.T) {
 		t.Errorf("a misspelt predicate that is not optional: exit %d\n%s", code, errOut)
 	}
 }
+
+// A never assertion pending when its group ends (a forbidden sequence begun
+// and not completed) is the assertion holding: no warning, --strict passes;
+// an always assertion pending at the end is still a doubt.
+func TestCheckPendingNeverIsNoWarning(t *testing.T) {
+	write := func(assertion string) string {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		cfg := "processors:\n  temporalcheck:\n    group_by: gen_ai.conversation.id\n    predicates:\n      - {name: getWeather, tool: get_weather}\n      - {name: sayHello, tool: say_hello, optional: true}\n    assertions:\n      - " + assertion + "\n"
+		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	files := []string{traceFile("adk-weather/adk-good-42-0.json"), traceFile("adk-weather/adk-good-42-1.json")}
+	code, out, errOut := runCmd(append([]string{"check", "--strict", "--config", write("{name: twice, never: 'getWeather + getWeather'}")}, files...)...)
+	if code != 0 || !strings.Contains(out, "PENDING twice") || strings.Contains(errOut, "pending verdict") {
+		t.Errorf("a never pending at the end: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, _, errOut = runCmd(append([]string{"check", "--strict", "--config", write("{name: answered, always: 'getWeather >> sayHello'}")}, files...)...)
+	if code != exitStrict || !strings.Contains(errOut, "1 pending verdict") {
+		t.Errorf("an always pending at the end: exit %d\n%s", code, errOut)
+	}
+}
