@@ -321,7 +321,7 @@ func TestLateSpansContinueTheirConversation(t *testing.T) {
 	}
 	n := 0
 	for _, file := range files {
-		for _, span := range inEndOrder(oneSpanEach(stampConversation(fixtures.Traces(t, file), "conv-43"))) {
+		for _, span := range inEndOrder(oneSpanBatches(stampConversation(fixtures.Traces(t, file), "conv-43"))) {
 			n += feed(t, p, span)
 			clock.t = clock.t.Add(time.Minute)
 			p.Tick(clock.t) // past wait: every later span of the trace is late
@@ -356,23 +356,4 @@ func inEndOrder(batches []ptrace.Traces) []ptrace.Traces {
 	}
 	slices.SortStableFunc(batches, func(a, b ptrace.Traces) int { return cmp.Compare(end(a), end(b)) })
 	return batches
-}
-
-// oneSpanEach splits td into one batch a span, in td's order.
-func oneSpanEach(td ptrace.Traces) []ptrace.Traces {
-	var out []ptrace.Traces
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, sp := range ss.Spans().All() {
-				one := ptrace.NewTraces()
-				ors := one.ResourceSpans().AppendEmpty()
-				rs.Resource().CopyTo(ors.Resource())
-				oss := ors.ScopeSpans().AppendEmpty()
-				ss.Scope().CopyTo(oss.Scope())
-				sp.CopyTo(oss.Spans().AppendEmpty())
-				out = append(out, one)
-			}
-		}
-	}
-	return out
 }

@@ -77,23 +77,11 @@ type violation struct {
 
 func violationsOf(sink *consumertest.TracesSink) []violation {
 	var out []violation
-	for _, td := range sink.AllTraces() {
-		for _, rs := range td.ResourceSpans().All() {
-			for _, ss := range rs.ScopeSpans().All() {
-				for _, span := range ss.Spans().All() {
-					for _, ev := range span.Events().All() {
-						a := ev.Attributes().AsRaw()
-						if ev.Name() != verdictattr.EvaluationEvent || a[verdictattr.ScoreLabel] != verdictattr.LabelFail {
-							continue
-						}
-						h, _ := a[verdictattr.History].(string)
-						turn := int(span.StartTimestamp().AsTime().Sub(fixtures.StoveEpoch) / time.Minute)
-						out = append(out, violation{turn, h})
-					}
-				}
-			}
-		}
-	}
+	eachFailure(sink, func(span ptrace.Span, a map[string]any) {
+		h, _ := a[verdictattr.History].(string)
+		turn := int(span.StartTimestamp().AsTime().Sub(fixtures.StoveEpoch) / time.Minute)
+		out = append(out, violation{turn, h})
+	})
 	return out
 }
 
@@ -236,26 +224,33 @@ func TestAPauseLongerThanGroupTimeoutContinuesTheConversation(t *testing.T) {
 // minute, or "end" on a verdict span (the group ended after its spans left).
 func failures(sink *consumertest.TracesSink) []string {
 	var out []string
+	eachFailure(sink, func(span ptrace.Span, a map[string]any) {
+		turn := fmt.Sprint(int(span.StartTimestamp().AsTime().Sub(fixtures.StoveEpoch) / time.Minute))
+		if span.Name() == stage.VerdictSpanName {
+			turn = "end"
+		}
+		history, _ := a[verdictattr.History].(string)
+		out = append(out, fmt.Sprintf("%s %s-%s %q", a[verdictattr.EvaluationName], a[verdictattr.Group], turn, history))
+	})
+	slices.Sort(out)
+	return out
+}
+
+// eachFailure calls f with each violation a sink received: the span it is
+// on and the verdict event's attributes.
+func eachFailure(sink *consumertest.TracesSink, f func(ptrace.Span, map[string]any)) {
 	for _, td := range sink.AllTraces() {
 		for _, rs := range td.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
 				for _, span := range ss.Spans().All() {
 					for _, ev := range span.Events().All() {
 						a := ev.Attributes().AsRaw()
-						if ev.Name() != verdictattr.EvaluationEvent || a[verdictattr.ScoreLabel] != verdictattr.LabelFail {
-							continue
+						if ev.Name() == verdictattr.EvaluationEvent && a[verdictattr.ScoreLabel] == verdictattr.LabelFail {
+							f(span, a)
 						}
-						turn := fmt.Sprint(int(span.StartTimestamp().AsTime().Sub(fixtures.StoveEpoch) / time.Minute))
-						if span.Name() == stage.VerdictSpanName {
-							turn = "end"
-						}
-						history, _ := a[verdictattr.History].(string)
-						out = append(out, fmt.Sprintf("%s %s-%s %q", a[verdictattr.EvaluationName], a[verdictattr.Group], turn, history))
 					}
 				}
 			}
 		}
 	}
-	slices.Sort(out)
-	return out
 }
