@@ -192,6 +192,8 @@ func (b *builder) parse(owner string, p *Predicate, bit uint) (condition, error)
 // condition; nil for any other OTTL.
 func nativeFor(p *Predicate) *native {
 	switch {
+	case p.Tool != "" && IsGlob(p.Tool):
+		return nil // a glob runs as its OTTL (IsMatch)
 	case p.Tool != "":
 		return toolMatcher(p.Tool, p.Failed)
 	case p.TransferTo != "":

@@ -421,3 +421,37 @@ func TestEvalConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// A tool name with * or ? is a glob over the tool's name, in every
+// convention; it holds nowhere else.
+func TestToolGlobs(t *testing.T) {
+	cfg := Config{Predicates: List{
+		{Name: "getAny", Predicate: Predicate{Tool: "get_*"}},
+		{Name: "helloish", Predicate: Predicate{Tool: "say_?ello"}},
+		{Name: "failedGet", Predicate: Predicate{Tool: "get_*", Failed: new(true)}},
+	}}
+	s := mustCompile(t, cfg, nil)
+	for _, tt := range []struct {
+		shape string
+		span  []string
+		want  string
+	}{
+		{"genai", []string{"execute_tool get_weather", "gen_ai.operation.name", "execute_tool", "gen_ai.tool.name", "get_weather"}, "getAny"},
+		{"openinference", []string{"get_time", "openinference.span.kind", "TOOL", "tool.name", "get_time"}, "getAny"},
+		{"openllmetry", []string{"say_hello.tool", "traceloop.span.kind", "tool", "traceloop.entity.name", "say_hello"}, "helloish"},
+		{"adk failed, name only", []string{"execute_tool get_weather"}, "getAny+failedGet"},
+		{"no match", []string{"execute_tool set_weather", "gen_ai.operation.name", "execute_tool", "gen_ai.tool.name", "set_weather"}, ""},
+		{"the glob is whole", []string{"execute_tool forget_it", "gen_ai.operation.name", "execute_tool", "gen_ai.tool.name", "forget_it"}, ""},
+	} {
+		rs, ss, sp := handBuilt(tt.span[0], tt.span[1:]...)
+		ok, sig := s.Eval(rs, ss, sp)
+		got := "-"
+		if ok {
+			latch := s.NewLatch()
+			got = labels(s, latch.Step(sig))
+		}
+		if got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.shape, got, tt.want)
+		}
+	}
+}

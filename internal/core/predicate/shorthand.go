@@ -50,7 +50,44 @@ const FailedCondition = `(span.status.code == STATUS_CODE_ERROR` +
 // DynamicStructuredTool`, the name in the ToolMessage JSON of
 // traceloop.entity.output).
 func ToolCondition(name string) string {
+	if IsGlob(name) {
+		return toolMatching(name)
+	}
 	return toolNamed(name)
+}
+
+// IsGlob reports whether a tool name is a glob: `*` matches any run of
+// characters, `?` any one (`admin_*`, `get_*_report`).
+func IsGlob(name string) bool { return strings.ContainsAny(name, "*?") }
+
+// globPattern is the RE2 text a glob's characters match, unanchored; char
+// is what one character of `*` or `?` may be.
+func globPattern(glob, char string) string {
+	var b strings.Builder
+	for _, r := range glob {
+		switch r {
+		case '*':
+			b.WriteString(char + `*`)
+		case '?':
+			b.WriteString(char)
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	return b.String()
+}
+
+// toolMatching is toolNamed for a glob: each equality an anchored match.
+func toolMatching(glob string) string {
+	g := globPattern(glob, `.`)
+	whole := `^` + g + `$`
+	return isMatch(`span.attributes["gen_ai.tool.name"]`, whole) +
+		` or (` + isMatch(`span.attributes["tool.name"]`, whole) + ` and span.attributes["openinference.span.kind"] == "TOOL")` +
+		` or (` + isMatch(`span.attributes["traceloop.entity.name"]`, whole) + ` and span.attributes["traceloop.span.kind"] == "tool")` +
+		` or (` + isMatch(`span.name`, `^execute_tool `+g+`$`) + ` and span.attributes["gen_ai.tool.name"] == nil)` +
+		` or (span.attributes["gen_ai.operation.name"] == "execute_tool" and ` +
+		isMatch(`span.attributes["traceloop.entity.output"]`,
+			`^`+regexp.QuoteMeta(toolMessagePrefix)+`(?s:.*)"name"\s*:\s*"`+globPattern(glob, `[^"]`)+`"`) + `)`
 }
 
 func toolNamed(name string) string {
