@@ -380,3 +380,27 @@ func TestCheckPendingNeverIsNoWarning(t *testing.T) {
 		t.Errorf("an always pending at the end: exit %d\n%s", code, errOut)
 	}
 }
+
+// The allowlist recipe of docs/patterns.md: a call of a tool not listed is
+// a violation at that call.
+func TestCheckAllowlistRecipe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "allow.yaml")
+	cfg := `processors:
+  temporalcheck:
+    group_by: conversation
+    predicates:
+      - {name: anyTool, tool: '*'}
+      - {name: sayHello, tool: say_hello}
+      - {name: getWeather, tool: get_weather}
+      - {name: transfer, tool: transfer_to_agent}
+    assertions:
+      - {name: allowlist, never: 'anyTool & ~(sayHello | getWeather | transfer)'}
+`
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCmd("check", "--config", path, traceFile("adk-js/parallel-goodbye.json"))
+	if code != 1 || strings.Count(out, "VIOLATION allowlist") != 2 || strings.Count(out, "(execute_tool say_goodbye)") != 2 {
+		t.Errorf("exit %d, want a violation at each of the two say_goodbye calls\n%s\n%s", code, out, errOut)
+	}
+}
