@@ -116,7 +116,7 @@ type result struct {
 // loopback ports, the app, then the wait for the conversations to end and
 // their verdicts.
 func (o options) play(w io.Writer, fw, mode string) (result, error) {
-	res := result{framework: fw, mode: mode, caught: map[string]map[string]bool{}}
+	res := result{framework: fw, mode: mode}
 	dir, err := filepath.Abs(filepath.Join(o.out, fw, mode))
 	if err != nil {
 		return res, err
@@ -170,9 +170,14 @@ func (o options) play(w io.Writer, fw, mode string) (result, error) {
 	}
 	time.Sleep(o.groupTimeout + settle)
 	sink.WaitQuiet(time.Second, 20*time.Second)
-	if err := col.Alive(); err != nil {
-		return res, err
-	}
+	res.caught = caught(sink)
+	return res, col.Alive()
+}
+
+// caught are the temporalcheck violations the sink received: per
+// conversation, the assertions violated.
+func caught(sink *harness.LogSink) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
 	for _, r := range sink.Received() {
 		a := r.Record.Attributes().AsRaw()
 		if a[verdictattr.Check] != verdictattr.CheckTemporal || a[verdictattr.ScoreLabel] != verdictattr.LabelFail {
@@ -180,12 +185,12 @@ func (o options) play(w io.Writer, fw, mode string) (result, error) {
 		}
 		g, _ := a[verdictattr.Group].(string)
 		name, _ := a[verdictattr.EvaluationName].(string)
-		if res.caught[g] == nil {
-			res.caught[g] = map[string]bool{}
+		if out[g] == nil {
+			out[g] = map[string]bool{}
 		}
-		res.caught[g][name] = true
+		out[g][name] = true
 	}
-	return res, nil
+	return out
 }
 
 // runApp plays the conversations, with the guard asking url when it is not
