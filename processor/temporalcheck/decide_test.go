@@ -5,6 +5,7 @@ package temporalcheck
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -194,7 +195,9 @@ func TestQuestionsAtTheEdges(t *testing.T) {
 	p.Tick(clock.t)
 
 	// While the collector shuts down (its checkpoint written), questions
-	// keep coming: each is answered, the last ones stale or not held.
+	// keep coming: each gets a decision (the last ones stale or not held),
+	// or, once the processor has left the endpoint, 503 saying no processor
+	// answers (the hook's no-answer policy applies).
 	stop := make(chan struct{})
 	answered := make(chan int)
 	go func() {
@@ -205,9 +208,9 @@ func TestQuestionsAtTheEdges(t *testing.T) {
 				answered <- n
 				return
 			default:
-				d := ask(t, url, "edge", deniedAfterTransfer)
-				if d.Decision == "" {
-					t.Error("a question during shutdown got no decision")
+				if status, body := askRaw(t, url, "edge", deniedAfterTransfer); status != http.StatusOK &&
+					(status != http.StatusServiceUnavailable || !strings.Contains(body, "no processor answers decisions")) {
+					t.Errorf("a question during shutdown: %d %s", status, body)
 				}
 				n++
 			}
@@ -243,6 +246,19 @@ func TestQuestionsAtTheEdges(t *testing.T) {
 		t.Errorf("after the group ended: %+v, want not held (allow)", d)
 	}
 	shutdown(t, p)
+}
+
+// askRaw posts a question and returns the status and body as they came.
+func askRaw(t *testing.T, url, group, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/groups/"+group+"/decisions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
 }
 
 // hostWith is a host running the extensions of several hosts.
