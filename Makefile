@@ -86,7 +86,9 @@ demo: $(DIST_BIN)
 
 # A crash and restart on the built distribution with file_storage: every
 # cross-turn verdict checkpointed before a kill -9 comes after the restart,
-# unmarked (test/scenarios/restart).
+# unmarked; no acknowledged span is lost to a kill -9 mid-stream or to the
+# storage's disk filling up (a tmpfs it mounts: run as root)
+# (test/scenarios/restart).
 restart: $(DIST_BIN)
 	$(GO) run ./test/scenarios/restart
 

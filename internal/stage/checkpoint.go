@@ -274,6 +274,7 @@ func (w *worker[G]) snapshot(p *part) {
 		p.kept = checkpoint.AppendBytes(p.kept, saved)
 		p.keptGroups++
 	})
+	p.journalBehind = len(w.unforgotten) > 0
 }
 
 // part is one worker's groups in a checkpoint: the open ones, and the
@@ -281,6 +282,7 @@ func (w *worker[G]) snapshot(p *part) {
 type part struct {
 	data, kept         []byte
 	groups, keptGroups int
+	journalBehind      bool // entries of spans it judged are still in the journal
 }
 
 // checkpoint has every worker save its groups, after what was handed to it
@@ -293,6 +295,12 @@ func (s *Stage[G]) checkpoint(ctx context.Context, now time.Time, clean bool) {
 	done.Wait()
 	total, kept, size := 0, 0, 0
 	for _, p := range parts {
+		if p.journalBehind {
+			// A start would judge their spans again on top of their effect.
+			s.tel.Checkpoints.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrResult, ResultError)))
+			s.Warnings.Once("checkpoint-journal", "a checkpoint was not written: the journal still holds spans already judged; the previous checkpoint stays in storage")
+			return
+		}
 		total += p.groups
 		kept += p.keptGroups
 		size += len(p.data) + len(p.kept)
@@ -308,7 +316,7 @@ func (s *Stage[G]) checkpoint(ctx context.Context, now time.Time, clean bool) {
 	}
 	s.lastCheckpoint = now
 	result := ResultOK
-	if err := s.store.Set(ctx, checkpointKey, b); err != nil {
+	if err := s.store.Batch(ctx, storage.SetOperation(checkpointKey, b), storage.SetOperation(journalLowKey, encodeSeq(s.journal.low()))); err != nil {
 		result = ResultError
 		s.Warnings.Once("checkpoint", "writing the checkpoint failed; the previous one stays in storage", zap.Error(err))
 	}

@@ -43,6 +43,8 @@ type Metrics struct {
 	EvaluationTime            metric.Float64Histogram
 	OutOfOrderEvents          metric.Int64Counter
 	SuspectedTypos            metric.Int64Counter // by kind: predicate, group_by
+	SpansRefused              metric.Int64Counter // the storage could not journal them
+	SpansReplayed             metric.Int64Counter // from the journal, at start
 }
 
 // Instruments is the table of the stage's self-metrics, each named prefix
@@ -73,6 +75,8 @@ func (m *Metrics) Instruments(prefix string) []selfmetric.Instrument {
 		row("queue_full_waits", &m.QueueFullWaits, "{batches}", "Batches of incoming spans that waited because the evaluators were behind, or the next consumer refused."),
 		evaluation,
 		row("suspected_typos", &m.SuspectedTypos, "{warnings}", "Predicates that did not hold once, and a group_by attribute no trace carried, in the first warn_typos_after of traffic, by kind; each logged at WARN with the nearest name seen.", AttrSuspect),
+		row("spans_refused", &m.SpansRefused, "{spans}", "Incoming spans refused because the storage could not journal them (a full disk): nothing was taken, and the receiver answers with a retryable error."),
+		row("spans_replayed", &m.SpansReplayed, "{spans}", "Spans replayed at start from the storage's journal: acknowledged before the collector stopped without passing them on (a crash)."),
 		row("out_of_order_events", &m.OutOfOrderEvents, "{events}", "Events judged after a later-starting event of their group (judged on arrival, or late); judged as the continuation of their group."),
 	}
 }

@@ -83,6 +83,7 @@ type Stage[G any] struct {
 	warm       warmUp
 
 	store          storage.Client // nil without Config.Storage
+	journal        *journal       // the spans held, in store; nil without it
 	lastCheckpoint time.Time      // under tickMu
 
 	startWorkers sync.Once
@@ -107,10 +108,11 @@ type released struct {
 
 // lateChunk is late spans of one trace, for the group it was filed under.
 type lateChunk struct {
-	spans ptrace.Traces
-	key   string
-	own   bool
-	start pcommon.Timestamp // a trace taken on arrival: its start so far; 0: a continuation
+	spans   ptrace.Traces
+	key     string
+	own     bool
+	start   pcommon.Timestamp // a trace taken on arrival: its start so far; 0: a continuation
+	journal []uint64          // the journal entries holding the spans
 }
 
 // New makes a stage. newSource compiles the predicates once per worker
@@ -174,6 +176,11 @@ func (s *Stage[G]) Start(ctx context.Context, host component.Host) error {
 			return err
 		}
 		s.lastCheckpoint = s.now()
+		if s.store != nil {
+			if err := s.replayJournal(ctx); err != nil {
+				s.logger.Error("the journal of held spans cannot be read: the spans a crash left in it are not replayed", zap.Error(err))
+			}
+		}
 	}
 	if s.cfg.WarmUp > 0 && lost {
 		s.warm.set(s.now(), s.cfg.WarmUp)
@@ -196,34 +203,23 @@ func (s *Stage[G]) ensureWorkers() {
 
 // ConsumeTraces takes the spans in. Spans that cannot be held pass at once;
 // late spans of released traces pass or continue their group (Config.Late);
-// traces a bound forces out go to their workers now.
+// traces a bound forces out go to their workers now. With storage, the
+// spans held are journaled before it returns, or the batch is refused.
 func (s *Stage[G]) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	s.ensureWorkers()
 	if err := s.admit(ctx, int64(td.SpanCount())); err != nil {
 		return err
 	}
 	pass := s.takeUnheld(ctx, td)
-	now := s.now()
-	var forced []released
-	var late []lateChunk
-	for _, part := range s.byShard(td) {
-		sh := s.shards[part.shard]
-		var ids []pcommon.TraceID
-		if s.cfg.OnArrival {
-			ids = traceIDs(part.spans)
+	var entries []journalEntry
+	if s.journal != nil {
+		var err error
+		if entries, err = s.journal.write(ctx, td); err != nil {
+			return s.refuse(ctx, td.SpanCount()+pass.SpanCount(), err)
 		}
-		sh.mu.Lock()
-		lateSpans, n, out := sh.buf.Add(part.spans, now)
-		forced = append(forced, s.route(sh, out)...)
-		if n > 0 {
-			late = append(late, s.routeLate(ctx, sh, lateSpans, n, pass)...)
-		}
-		if s.cfg.OnArrival {
-			late = append(late, s.takeGrouped(sh, ids)...)
-		}
-		s.recordHeld(ctx, sh)
-		sh.mu.Unlock()
 	}
+	now := s.now()
+	forced, late, passed := s.hold(ctx, td, entries, pass, now)
 	item := work[G]{now: now}
 	var done sync.WaitGroup
 	if s.cfg.OnArrival {
@@ -234,8 +230,41 @@ func (s *Stage[G]) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	}
 	s.dispatch(forced, late, item)
 	s.deliver(ctx, pass)
+	s.forgetPassed(ctx, passed)
 	done.Wait()
 	return nil
+}
+
+// hold files a batch's spans in their shards' buffers. What a bound forces
+// out, and late spans that continue their groups, come back to be
+// dispatched; late spans that pass unjudged are added to pass, and their
+// journal entries returned in passed.
+func (s *Stage[G]) hold(ctx context.Context, td ptrace.Traces, entries []journalEntry, pass ptrace.Traces, now time.Time) (forced []released, late []lateChunk, passed []uint64) {
+	byShard := s.entriesByShard(entries)
+	for _, part := range s.byShard(td) {
+		sh := s.shards[part.shard]
+		var ids []pcommon.TraceID
+		if s.cfg.OnArrival {
+			ids = traceIDs(part.spans)
+		}
+		var lateEntries map[pcommon.TraceID]uint64
+		sh.mu.Lock()
+		lateSpans, n, out := sh.buf.Add(part.spans, now)
+		if byShard != nil {
+			lateEntries = fileEntries(sh.buf, out, byShard[part.shard])
+		}
+		forced = append(forced, s.route(sh, out)...)
+		if n > 0 {
+			chunks, p := s.routeLate(ctx, sh, lateSpans, n, pass, lateEntries)
+			late, passed = append(late, chunks...), append(passed, p...)
+		}
+		if s.cfg.OnArrival {
+			late = append(late, s.takeGrouped(sh, ids)...)
+		}
+		s.recordHeld(ctx, sh)
+		sh.mu.Unlock()
+	}
+	return forced, late, passed
 }
 
 // traceIDs lists the trace IDs of td's spans, once each.
@@ -273,7 +302,7 @@ func (s *Stage[G]) takeGrouped(sh *shard, ids []pcommon.TraceID) []lateChunk {
 		}
 		sh.buf.Take(t)
 		sh.buf.File(id, key)
-		out = append(out, lateChunk{spans: t.Spans, key: key, own: !found, start: t.Start()})
+		out = append(out, lateChunk{spans: t.Spans, key: key, own: !found, start: t.Start(), journal: t.Journal})
 	}
 	return out
 }
@@ -289,6 +318,7 @@ func mergeChunks(chunks []lateChunk) []lateChunk {
 	for _, c := range chunks {
 		if i, ok := at[c.key]; ok {
 			c.spans.ResourceSpans().MoveAndAppendTo(out[i].spans.ResourceSpans())
+			out[i].journal = append(out[i].journal, c.journal...)
 			if c.start != 0 && (out[i].start == 0 || c.start < out[i].start) {
 				out[i].start = c.start
 			}
@@ -439,35 +469,40 @@ func (s *Stage[G]) route(sh *shard, ts []*tracebuffer.Trace) []released {
 }
 
 // routeLate counts late spans and splits them into chunks for their
-// groups' workers, to be judged as the continuation. Only with LatePass, a
-// trace that was a group of its own (ended at its release) has its late
-// spans added to pass, unjudged.
-func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces, n int, pass ptrace.Traces) []lateChunk {
+// groups' workers, to be judged as the continuation; entries are the
+// journal's for this batch's late traces. Only with LatePass, a trace that
+// was a group of its own (ended at its release) has its late spans added to
+// pass, unjudged, and their entries returned in passed.
+func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces, n int, pass ptrace.Traces, entries map[pcommon.TraceID]uint64) (chunks []lateChunk, passed []uint64) {
 	if !s.cfg.OnArrival { // a trace taken on arrival goes on in batches: they are not late
 		s.tel.LateSpans.Add(ctx, int64(n))
 	}
-	var chunks []lateChunk
 	index := map[pcommon.TraceID]int{}
-	passed := pass.SpanCount()
+	passedSpans := pass.SpanCount()
 	moveSpans(spans, ptrace.Span.TraceID, func(id pcommon.TraceID) ptrace.Traces {
 		i, ok := index[id]
 		if !ok {
 			i = s.lateChunk(sh, id, &chunks)
 			index[id] = i
+			if seq, journaled := entries[id]; journaled && i < 0 {
+				passed = append(passed, seq)
+			} else if journaled {
+				chunks[i].journal = append(chunks[i].journal, seq)
+			}
 		}
 		if i < 0 {
 			return pass
 		}
 		return chunks[i].spans
 	})
-	if passed = pass.SpanCount() - passed; passed > 0 {
-		s.tel.LateSpansUnjudged.Add(ctx, int64(passed))
-		s.Warnings.Once("late-unjudged", "spans arrived after their trace, a group of its own, was released and judged; they pass through unjudged (raise wait or root_wait, or group traces by an attribute)", zap.Int("spans", passed))
+	if passedSpans = pass.SpanCount() - passedSpans; passedSpans > 0 {
+		s.tel.LateSpansUnjudged.Add(ctx, int64(passedSpans))
+		s.Warnings.Once("late-unjudged", "spans arrived after their trace, a group of its own, was released and judged; they pass through unjudged (raise wait or root_wait, or group traces by an attribute)", zap.Int("spans", passedSpans))
 	}
 	if len(chunks) > 0 && !s.cfg.OnArrival {
-		s.Warnings.Once("late", "spans arrived after their trace was judged; they are judged as the continuation of its group, in arrival order, and an event that starts before one already judged marks the group out_of_order (raise wait for a strict order)", zap.Int("spans", n-passed))
+		s.Warnings.Once("late", "spans arrived after their trace was judged; they are judged as the continuation of its group, in arrival order, and an event that starts before one already judged marks the group out_of_order (raise wait for a strict order)", zap.Int("spans", n-passedSpans))
 	}
-	return chunks
+	return chunks, passed
 }
 
 // lateChunk is the index in chunks of the chunk for a late trace's spans,

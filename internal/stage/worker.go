@@ -34,7 +34,11 @@ type worker[G any] struct {
 	forgotten *forgotten         // groups ended early, or kept and let go: a return is marked partial
 	retained  *Recent[[]byte]    // groups that ended idle, saved, for Retention: a later turn continues them
 	judged    *judgedSpans       // nil unless Config.RememberJudged
-	index     int                // its slot in a snapshot
+	// unforgotten is journal entries of spans passed on that the storage
+	// did not delete: tried again with the next item, and meanwhile no
+	// checkpoint is written.
+	unforgotten []uint64
+	index       int // its slot in a snapshot
 }
 
 // group is one open group: the evaluator's state, the latched predicates,
@@ -129,9 +133,25 @@ func (w *worker[G]) do(item work[G]) {
 		td.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
 	}
 	w.s.deliver(ctx, b.out)
+	if w.s.journal != nil {
+		w.unforgotten = w.s.forget(ctx, journaled(w.unforgotten, item))
+	}
 	if item.snapshot != nil {
 		w.snapshot(&item.snapshot[w.index])
 	}
+}
+
+// journaled is the journal entries of an item's spans, after those left to
+// delete.
+func journaled[G any](left []uint64, item work[G]) []uint64 {
+	seqs := left
+	for _, r := range item.traces {
+		seqs = append(seqs, r.trace.Journal...)
+	}
+	for _, l := range item.late {
+		seqs = append(seqs, l.journal...)
+	}
+	return seqs
 }
 
 // judge extracts a chunk's events, whose latest span arrived at seen, and

@@ -7,10 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/agentguard/agentguard/internal/checkpoint/checkpointtest"
 	"github.com/agentguard/agentguard/internal/fixtures"
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
@@ -26,13 +30,40 @@ func BenchmarkThroughput(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		throughputOnFakeClock(b, tmpl, cfg)
+		throughputOnFakeClock(b, tmpl, cfg, nil)
+	})
+	b.Run("temporalcheck+file_storage", func(b *testing.B) {
+		cfg, err := loadConfig(b, "paper")
+		if err != nil {
+			b.Fatal(err)
+		}
+		id := component.MustNewID("file_storage")
+		cfg.Storage, cfg.CheckpointInterval = &id, 24*time.Hour // the journal's cost, not the checkpoints'
+		throughputOnFakeClock(b, tmpl, cfg, fileStorage(b, id))
 	})
 }
 
+// fileStorage runs a file_storage extension in a temporary directory, as
+// the host of a processor's storage.
+func fileStorage(b *testing.B, id component.ID) component.Host {
+	f := filestorage.NewFactory()
+	cfg := f.CreateDefaultConfig().(*filestorage.Config)
+	cfg.Directory = b.TempDir()
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
+	return checkpointtest.HostWith(map[component.ID]component.Component{id: ext})
+}
+
 // throughputOnFakeClock runs fixtures.Throughput through a processor of cfg
-// on the benchmark's goroutine, its clock a minute on at every release.
-func throughputOnFakeClock(b *testing.B, tmpl ptrace.Traces, cfg *Config) {
+// on the benchmark's goroutine, its clock a minute on at every release; a
+// host, if given, starts it (its storage).
+func throughputOnFakeClock(b *testing.B, tmpl ptrace.Traces, cfg *Config, host component.Host) {
 	pt, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, fixtures.NopTraces{})
 	if err != nil {
 		b.Fatal(err)
@@ -40,6 +71,11 @@ func throughputOnFakeClock(b *testing.B, tmpl ptrace.Traces, cfg *Config) {
 	p := pt.(*temporalProcessor)
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	p.UseClock(clock.now)
+	if host != nil {
+		if err := p.Start(context.Background(), host); err != nil {
+			b.Fatal(err)
+		}
+	}
 	fixtures.Throughput(b, tmpl, p.ConsumeTraces, func() {
 		clock.t = clock.t.Add(time.Minute)
 		p.Tick(clock.t)

@@ -52,7 +52,7 @@ func BenchmarkThroughputCaptures(b *testing.B) {
 			if err := confmap.Validate(cfg); err != nil {
 				b.Fatal(err)
 			}
-			throughputOnFakeClock(b, tmpl, cfg)
+			throughputOnFakeClock(b, tmpl, cfg, nil)
 		})
 	}
 }

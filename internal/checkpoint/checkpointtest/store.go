@@ -59,6 +59,17 @@ func (s *Store) Get(id component.ID, key string) []byte {
 	return s.data[component.KindProcessor.String()+"/"+id.String()+"/"][key]
 }
 
+// Keys are the keys a component's client holds.
+func (s *Store) Keys(id component.ID) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var keys []string
+	for k := range s.data[component.KindProcessor.String()+"/"+id.String()+"/"] {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
 // Put sets the value a component's client holds under key.
 func (s *Store) Put(id component.ID, key string, value []byte) {
 	s.mu.Lock()
@@ -125,3 +136,9 @@ func (c *client) Batch(ctx context.Context, ops ...*storage.Operation) error {
 }
 
 func (c *client) Close(context.Context) error { return nil }
+
+// HostWith is a host running the given extensions: a real storage
+// extension (file_storage) for a benchmark or an end-to-end test.
+func HostWith(exts map[component.ID]component.Component) component.Host {
+	return host{Host: componenttest.NewNopHost(), exts: exts}
+}

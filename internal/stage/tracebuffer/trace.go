@@ -37,6 +37,9 @@ type Trace struct {
 	Spans  ptrace.Traces
 	Count  int // spans
 	Reason Reason
+	// Journal is the owner's: the entries of its journal that hold these
+	// spans, deleted once they are passed on. The buffer does not read it.
+	Journal []uint64
 
 	first, last, root time.Time         // arrivals: first span, last span, root span
 	hasRoot           bool              // root is set (a fake clock may start at the zero time)

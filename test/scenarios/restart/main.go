@@ -13,6 +13,14 @@
 // every verdict it gives on the conversations that lost their first turns
 // must be marked.
 //
+// Then the acknowledged spans: batches of conversation turns sent as an
+// SDK's exporter sends them (a refused request is sent again) through a
+// collector whose storage directory is on a 16 MB tmpfs of its own, to an
+// OTLP exporter with a persistent sending queue; halfway, the collector is
+// killed with SIGKILL and another started on the same storage, and in a
+// second run the storage's disk is filled for 2 s. It fails unless every
+// acknowledged span reaches the backend (spans.go).
+//
 //	make restart
 package main
 
@@ -20,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -79,6 +88,7 @@ service:
 func main() {
 	bin := flag.String("bin", "dist/otelcol-agentguard", "the distribution (make dist)")
 	n := flag.Int("conversations", 20, "conversations, each violating te3 across its two turns")
+	batches := flag.Int("batches", 200, "batches of 20 conversation turns sent through each span fault")
 	flag.Parse()
 	ok := true
 	for _, mode := range []string{withStorage, withoutStorage, damagedStorage} {
@@ -98,6 +108,34 @@ func main() {
 		fmt.Fprintln(os.Stderr, "restart: with storage, every checkpointed cross-turn violation must come, unmarked; and every violation on a lost history marked")
 		os.Exit(1)
 	}
+	for _, f := range []spanFault{{"kill -9 mid-stream", crash}, {"storage's disk full for 2 s", fullDisk}} {
+		r, err := spansUnder(*bin, *batches, f)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "restart: %s: %v\n", f.name, err)
+			os.Exit(1)
+		}
+		fmt.Printf("%-27s: %s\n", f.name, r)
+		if r.lost > 0 {
+			fmt.Fprintf(os.Stderr, "restart: %s lost %d acknowledged spans\n", f.name, r.lost)
+			os.Exit(1)
+		}
+	}
+}
+
+// spansUnder runs the spans through a collector whose storage directory is
+// on a small file system of its own (a tmpfs, mounted here: CI runs as
+// root), so that filling it fills only the storage's disk.
+func spansUnder(bin string, batches int, f spanFault) (spanRun, error) {
+	dir, err := os.MkdirTemp("", "agentguard-spans-*")
+	if err != nil {
+		return spanRun{}, err
+	}
+	defer os.RemoveAll(dir)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", dir).CombinedOutput(); err != nil {
+		return spanRun{}, fmt.Errorf("mounting a 16 MB tmpfs for the storage (needs root): %v: %s", err, out)
+	}
+	defer exec.Command("umount", dir).Run()
+	return runSpans(bin, batches, f, dir)
 }
 
 // The runs: with storage, without, and with the storage file truncated
