@@ -113,6 +113,13 @@ func (r *deciders) Register(name string, d Decider) func() {
 	}
 }
 
+// get is the decider registered under name, or nil.
+func (r *deciders) get(name string) Decider {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.byName[name]
+}
+
 // all are the deciders, in name order.
 func (r *deciders) all() (names []string, ds []Decider) {
 	r.mu.RLock()

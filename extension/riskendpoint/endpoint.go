@@ -103,6 +103,10 @@ func (e *endpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		e.serveDecision(w, r, group)
 		return
 	}
+	if group, ok := groupBefore(r.URL, handOverSuffix); ok {
+		e.serveHandOver(w, r, group)
+		return
+	}
 	group, ok := strings.CutPrefix(r.URL.Path, groupsPath)
 	switch {
 	case !ok:
@@ -133,12 +137,15 @@ func (e *endpoint) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // decisionGroup is the group of a decision's URL, read from the path as
 // sent, so that a key's own percent-encoded slashes are not taken for the
 // path's: /v1/groups/a%2Fdecisions is group "a/decisions", a GET.
-func decisionGroup(u *url.URL) (string, bool) {
+func decisionGroup(u *url.URL) (string, bool) { return groupBefore(u, decisionsSuffix) }
+
+// groupBefore is the group of a URL /v1/groups/{group}{suffix}.
+func groupBefore(u *url.URL, suffix string) (string, bool) {
 	raw, ok := strings.CutPrefix(u.EscapedPath(), groupsPath)
 	if !ok {
 		return "", false
 	}
-	raw, ok = strings.CutSuffix(raw, decisionsSuffix)
+	raw, ok = strings.CutSuffix(raw, suffix)
 	if !ok || raw == "" {
 		return "", false
 	}

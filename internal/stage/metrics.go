@@ -45,6 +45,7 @@ type Metrics struct {
 	SuspectedTypos            metric.Int64Counter // by kind: predicate, group_by
 	SpansRefused              metric.Int64Counter // the storage could not journal them
 	SpansReplayed             metric.Int64Counter // from the journal, at start
+	GroupsHandedOver          metric.Int64Counter // by direction: in (taken over from the tier), out (given up)
 }
 
 // Instruments is the table of the stage's self-metrics, each named prefix
@@ -74,9 +75,10 @@ func (m *Metrics) Instruments(prefix string) []selfmetric.Instrument {
 		row("verdict_spans", &m.VerdictSpans, "{spans}", "Verdict spans made for end-of-group verdicts decided after the group's spans had left."),
 		row("queue_full_waits", &m.QueueFullWaits, "{batches}", "Batches of incoming spans that waited because the evaluators were behind, or the next consumer refused."),
 		evaluation,
-		row("suspected_typos", &m.SuspectedTypos, "{warnings}", "Predicates that did not hold once, and a group_by attribute no trace carried, in the first warn_typos_after of traffic, by kind; each logged at WARN with the nearest name seen.", AttrSuspect),
+		row("suspected_typos", &m.SuspectedTypos, "{warnings}", "Predicates that did not hold once, a group_by attribute no trace carried, and capture paths no call of their tool carried, in the first warn_typos_after of traffic, by kind; each logged at WARN with the nearest name seen.", AttrSuspect),
 		row("spans_refused", &m.SpansRefused, "{spans}", "Incoming spans refused because the storage could not journal them (a full disk): nothing was taken, and the receiver answers with a retryable error."),
 		row("spans_replayed", &m.SpansReplayed, "{spans}", "Spans replayed at start from the storage's journal: acknowledged before the collector stopped without passing them on (a crash)."),
+		row("groups_handed_over", &m.GroupsHandedOver, "{groups}", "Conversations moved between collectors of a tier (a rescale): taken over from another member (in), or given up to one (out).", AttrDirection),
 		row("out_of_order_events", &m.OutOfOrderEvents, "{events}", "Events judged after a later-starting event of their group (judged on arrival, or late); judged as the continuation of their group."),
 	}
 }
@@ -88,6 +90,7 @@ const (
 	AttrHistory   = "history" // the evaluators' count of marked verdicts
 	AttrResult    = "result"
 	AttrSuspect   = "suspect" // what a suspected typo is in
+	AttrDirection = "direction"
 )
 
 // AttributeValues are the closed sets of values the stage records its
@@ -95,10 +98,11 @@ const (
 // ended early or was marked, a verdict's history mark, a write's result.
 func AttributeValues() map[string][]string {
 	return map[string][]string{
-		AttrReason:  {tracebuffer.Evicted.String(), tracebuffer.Oversize.String(), endBound, markWarmUp, markRetention, markOutOfOrder},
-		AttrHistory: {HistoryPartial.String(), HistoryOutOfOrder.String()},
-		AttrResult:  {ResultOK, ResultError},
-		AttrSuspect: {kindPredicate, kindGroupBy},
+		AttrReason:    {tracebuffer.Evicted.String(), tracebuffer.Oversize.String(), endBound, markWarmUp, markRetention, markOutOfOrder, markRescale},
+		AttrDirection: {directionIn, directionOut},
+		AttrHistory:   {HistoryPartial.String(), HistoryOutOfOrder.String()},
+		AttrResult:    {ResultOK, ResultError},
+		AttrSuspect:   {kindPredicate, kindGroupBy, kindCapture},
 	}
 }
 

@@ -52,6 +52,15 @@ func (r *Recent[T]) Get(key string) (T, bool) {
 	return zero, false
 }
 
+// Seen is when group key was last active, in unix nanoseconds.
+func (r *Recent[T]) Seen(key string) (int64, bool) {
+	e, ok := r.byKey[key]
+	if !ok {
+		return 0, false
+	}
+	return e.seen, true
+}
+
 // Len is the number of open groups.
 func (r *Recent[T]) Len() int { return len(r.byKey) }
 

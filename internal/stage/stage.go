@@ -84,6 +84,7 @@ type Stage[G any] struct {
 
 	store          storage.Client // nil without Config.Storage
 	journal        *journal       // the spans held, in store; nil without it
+	tier           Tier           // the other collectors, to take over groups from; nil alone
 	lastCheckpoint time.Time      // under tickMu
 
 	startWorkers sync.Once

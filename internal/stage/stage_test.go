@@ -78,7 +78,7 @@ func nopMetrics() Metrics {
 	ud, _ := m.Int64UpDownCounter("u")
 	return Metrics{TracesHeld: ud, TracesReleasedEarly: c(), LateSpans: c(), LateSpansUnjudged: c(), GroupsResumed: c(), SuspectedTypos: c(), GroupsEndedEarly: c(), ForwardFailures: c(), ForwardRetries: c(),
 		PredicateErrors: c(), PredicateHeld: c(), SpansWithoutTraceID: c(), VerdictSpans: c(), QueueFullWaits: c(),
-		GroupsHistoryIncomplete: c(), Checkpoints: c(), GroupsRestored: c(), SpansRefused: c(), SpansReplayed: c()}
+		GroupsHistoryIncomplete: c(), Checkpoints: c(), GroupsRestored: c(), SpansRefused: c(), SpansReplayed: c(), GroupsHandedOver: c()}
 }
 
 func newTestStage(t testing.TB, cfg Config, r *recorder, next consumer.Traces) *Stage[*recGroup] {

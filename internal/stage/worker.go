@@ -166,9 +166,18 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 		if g := w.resume(ctx, key); g != nil {
 			return g
 		}
+		var movedUnknown bool
+		if !own {
+			var g *group[G]
+			if g, movedUnknown = w.takeOver(ctx, key); g != nil {
+				return g
+			}
+		}
 		g := &group[G]{state: w.s.eval.Open(key), latch: w.src.NewLatch(), own: own}
 		if reason, ok := w.forgotten.take(key); ok {
 			w.mark(ctx, g, HistoryPartial, reason, key)
+		} else if movedUnknown {
+			w.mark(ctx, g, HistoryPartial, markRescale, key)
 		} else if w.s.warm.partial(now, own, traceStart) {
 			w.mark(ctx, g, HistoryPartial, markWarmUp, key)
 		}

@@ -124,6 +124,9 @@ func (p *probProcessor) Start(ctx context.Context, host component.Host) error {
 		if registry, ok := ext.(riskendpoint.Registry); ok {
 			p.unregister = registry.Register(p.id.String(), p)
 		}
+		if tier, ok := riskendpoint.TierFor(ext, p.id.String()); ok {
+			p.UseTier(tier)
+		}
 	}
 	if served := p.served.Load(); served != nil {
 		p.recordPAC(ctx, served.guard.Model(), metadata.ModelServed)

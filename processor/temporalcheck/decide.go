@@ -39,6 +39,9 @@ func (p *temporalProcessor) Start(ctx context.Context, host component.Host) erro
 			return fmt.Errorf("risk_endpoint: extension %q is not a riskendpoint (it is a %s)", id, id.Type())
 		}
 		p.unregister = registry.Register(p.id.String(), p)
+		if tier, ok := riskendpoint.TierFor(ext, p.id.String()); ok {
+			p.UseTier(tier)
+		}
 	}
 	return p.Stage.Start(ctx, host)
 }

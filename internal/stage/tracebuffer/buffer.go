@@ -217,6 +217,13 @@ func (b *Buffer) Expire(now time.Time) []*Trace {
 // Held is the trace of id if it is held, else nil.
 func (b *Buffer) Held(id pcommon.TraceID) *Trace { return b.traces[id] }
 
+// Each calls f with every trace held, in no order; f must not add or take.
+func (b *Buffer) Each(f func(*Trace)) {
+	for _, t := range b.traces {
+		f(t)
+	}
+}
+
 // Take releases a held trace now, before it is due: an owner that judges
 // spans as they arrive takes each trace as soon as it knows its group. The
 // trace's later spans come back from Add as late.

@@ -14,7 +14,9 @@
 // that every span that entered a collector left it, and that the sampler
 // kept every trace with a violation whole and a sample of the rest. Routings:
 // trace (per-trace groups, routing_key traceID) and conversation
-// (conversation groups, routing_key attributes on gen_ai.conversation.id).
+// (conversation groups, routing_key attributes on gen_ai.conversation.id);
+// and rescale (the conversation routing, its tier grown by one backend
+// halfway through the conversations: the moved ones must be handed over).
 // It prints what each backend carried and exits 1 on any difference.
 package main
 
@@ -41,7 +43,7 @@ func main() {
 	flag.BoolVar(&o.baggage, "baggage", true, "copy the conversation id from baggage onto every span (false: on invoke_agent spans only, as ADK alone does)")
 	flag.DurationVar(&o.groupTimeout, "group-timeout", 2*time.Second, "AGENTGUARD_GROUP_TIMEOUT: a conversation ends this long after its last trace")
 	flag.IntVar(&o.samplePercent, "sample-percent", 25, "the share of traces without a violation the sampler keeps")
-	routings := flag.String("routing", "trace,conversation", "the routings to test, comma-separated: trace, conversation")
+	routings := flag.String("routing", "trace,conversation,rescale", "the routings to test, comma-separated: trace, conversation, rescale (conversation, the tier grown by one backend halfway)")
 	flag.Parse()
 	o.routings = strings.Split(*routings, ",")
 	ok, err := o.run(os.Stdout)

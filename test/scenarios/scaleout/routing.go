@@ -30,6 +30,13 @@ type routing struct {
 	kept                 *harness.TraceSink // what the sampler passed on
 	running              procs
 
+	// What a rescale needs: the backends' gRPC addresses (and spare ones),
+	// the sampler's address, and the router.
+	grpcAddrs   []string
+	samplerAddr string
+	routerProc  *harness.Collector
+	spare       int // backends to add in a rescale: their addresses are taken at the start
+
 	// With decisions (the conversation routing): each collector's decisions
 	// endpoint, the questions asked, and where the tier's answers differed.
 	decisions        bool
@@ -129,11 +136,15 @@ func backendName(i int) string { return fmt.Sprintf("agentguard-%d", i+1) }
 // collector and the router on free loopback ports, and returns where the
 // requests go: the single collector's address and the router's.
 func (r *routing) startCollectors() (singleAddr, routerAddr string, err error) {
-	addrs, err := harness.FreeAddrs(3 + 2*r.backends)
+	addrs, err := harness.FreeAddrs(3 + 2*(r.backends+r.spare))
 	if err != nil {
 		return "", "", err
 	}
 	samplerAddr, singleAddr, routerAddr := addrs[0], addrs[1], addrs[2]
+	r.samplerAddr = samplerAddr
+	for i := range r.backends + r.spare {
+		r.grpcAddrs = append(r.grpcAddrs, addrs[4+2*i])
+	}
 	if r.riskSingle, r.riskTier, err = r.riskAddrs(); err != nil {
 		return "", "", err
 	}
@@ -146,13 +157,8 @@ func (r *routing) startCollectors() (singleAddr, routerAddr string, err error) {
 		}}); err != nil {
 		return "", "", err
 	}
-	grpcAddrs := make([]string, r.backends)
 	for i := range r.backends {
-		httpAddr, grpcAddr := addrs[3+2*i], addrs[4+2*i]
-		grpcAddrs[i] = grpcAddr
-		configs, env := r.withDecisions([]string{r.config, filepath.Join(r.dir, "backend.yaml")}, append(r.agentguardEnv(httpAddr, r.tierSink),
-			"AGENTGUARD_OTLP_GRPC="+grpcAddr, "AGENTGUARD_SAMPLER=http://"+samplerAddr), i)
-		if err := r.start(backendName(i), harness.CollectorOptions{Bin: r.collector, Configs: configs, Sets: r.sets, Env: env}); err != nil {
+		if err := r.startBackend(i, addrs[3+2*i]); err != nil {
 			return "", "", err
 		}
 	}
@@ -160,14 +166,29 @@ func (r *routing) startCollectors() (singleAddr, routerAddr string, err error) {
 	if err := r.start("single", harness.CollectorOptions{Bin: r.collector, Configs: configs, Sets: r.sets, Env: env}); err != nil {
 		return "", "", err
 	}
-	if err := r.start("router", harness.CollectorOptions{Bin: r.router, Configs: r.routerConfigs,
+	return singleAddr, routerAddr, r.startRouter("router", routerAddr)
+}
+
+// startBackend starts backend i of the tier, receiving OTLP/HTTP on httpAddr
+// and OTLP/gRPC from the router.
+func (r *routing) startBackend(i int, httpAddr string) error {
+	configs, env := r.withDecisions([]string{r.config, filepath.Join(r.dir, "backend.yaml")}, append(r.agentguardEnv(httpAddr, r.tierSink),
+		"AGENTGUARD_OTLP_GRPC="+r.grpcAddrs[i], "AGENTGUARD_SAMPLER=http://"+r.samplerAddr), i)
+	return r.start(backendName(i), harness.CollectorOptions{Bin: r.collector, Configs: configs, Sets: r.sets, Env: env})
+}
+
+// startRouter starts the router on routerAddr, routing to the tier's
+// backends as they are now.
+func (r *routing) startRouter(name, routerAddr string) error {
+	if err := r.start(name, harness.CollectorOptions{Bin: r.router, Configs: r.routerConfigs,
 		Sets: []string{"service::telemetry::metrics::level=none"}, Env: []string{
 			"AGENTGUARD_ROUTER_OTLP_HTTP=" + routerAddr,
-			"AGENTGUARD_BACKENDS=[" + strings.Join(grpcAddrs, ", ") + "]",
+			"AGENTGUARD_BACKENDS=[" + strings.Join(r.grpcAddrs[:r.backends], ", ") + "]",
 		}}); err != nil {
-		return "", "", err
+		return err
 	}
-	return singleAddr, routerAddr, nil
+	r.routerProc = r.running[len(r.running)-1]
+	return nil
 }
 
 // riskAddrs are the decisions endpoints of the single collector and of the
@@ -176,7 +197,7 @@ func (r *routing) riskAddrs() (string, []string, error) {
 	if !r.decisions {
 		return "", nil, nil
 	}
-	addrs, err := harness.FreeAddrs(1 + r.backends)
+	addrs, err := harness.FreeAddrs(1 + r.backends + r.spare)
 	if err != nil {
 		return "", nil, err
 	}
@@ -191,8 +212,10 @@ func (r *routing) withDecisions(configs, env []string, i int) ([]string, []strin
 	}
 	own, peers := r.riskSingle, []string{}
 	if i >= 0 {
+		// Its peers are the backends running with it (a backend added in a
+		// rescale knows those before it).
 		own = r.riskTier[i]
-		for j, a := range r.riskTier {
+		for j, a := range r.riskTier[:r.backends] {
 			if j != i {
 				peers = append(peers, "http://"+a)
 			}

@@ -51,7 +51,13 @@ func (o options) run(w io.Writer) (bool, error) {
 		len(convs), len(in), total(in), len(reqs), o.baggage)
 	ok := true
 	for _, routing := range o.routings {
-		r, err := o.runRouting(w, routing, reqs, in, qs)
+		var r bool
+		var err error
+		if routing == "rescale" {
+			r, err = o.runRescale(w, rec.Traces(), in)
+		} else {
+			r, err = o.runRouting(w, routing, reqs, in, qs)
+		}
 		if err != nil {
 			return false, fmt.Errorf("%s routing: %w", routing, err)
 		}

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package stage
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+
+	"github.com/agentguard/agentguard/internal/fixtures"
+)
+
+// tierOf is a tier of one other member, asked directly.
+type tierOf struct {
+	other *Stage[*recGroup]
+	err   error
+}
+
+func (t tierOf) TakeOver(ctx context.Context, key, fingerprint string) ([]byte, bool, error) {
+	if t.err != nil {
+		return nil, false, t.err
+	}
+	return t.other.HandOver(ctx, key, fingerprint)
+}
+
+// member starts a stage of a tier (no storage, no warm-up).
+func member(t *testing.T, r *recorder, clock *time.Time, tier Tier) *Stage[*recGroup] {
+	t.Helper()
+	cfg := baseConfig()
+	cfg.Retention = time.Hour
+	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
+	s.UseClock(func() time.Time { return *clock })
+	if tier != nil {
+		s.UseTier(tier)
+	}
+	if err := s.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	s.clock.halt()
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	return s
+}
+
+// A conversation a rescale moves to another member is handed over: the
+// member that held it forgets it without ending it, and the new one goes on
+// with it, unmarked; a conversation nobody held starts afresh, unmarked.
+func TestRescaleHandsTheConversationOver(t *testing.T) {
+	clock := time.Unix(1_800_000_000, 0)
+	ra, rb := newRecorder(), newRecorder()
+	a := member(t, ra, &clock, nil)
+	b := member(t, rb, &clock, tierOf{other: a})
+	feed(t, a, &clock, 0, "moved")
+	feed(t, b, &clock, 1, "moved")
+	feed(t, b, &clock, 2, "new")
+	if a.OpenGroups() != 0 || b.OpenGroups() != 2 {
+		t.Errorf("open groups: %d on the old member, %d on the new; want 0 and 2", a.OpenGroups(), b.OpenGroups())
+	}
+	if !rb.marks["moved"].Complete() || !rb.marks["new"].Complete() {
+		t.Errorf("marks on the new member: %v; want both complete", rb.marks)
+	}
+	clock = clock.Add(2 * time.Minute)
+	a.Tick(clock)
+	if ra.ended["moved"] != 0 {
+		t.Error("the old member ended the conversation it handed over")
+	}
+}
+
+// A member that cannot say whether it held the conversation: the new
+// group is marked partial (reason rescale).
+func TestRescaleWithASilentMemberMarks(t *testing.T) {
+	clock := time.Unix(1_800_000_000, 0)
+	rb := newRecorder()
+	b := member(t, rb, &clock, tierOf{err: errors.New("connection refused")})
+	feed(t, b, &clock, 1, "moved")
+	if rb.marks["moved"] != HistoryPartial {
+		t.Errorf("mark %v, want partial", rb.marks["moved"])
+	}
+}
+
+// A group kept after it ended idle is handed over too; one of another
+// configuration is refused, and stays.
+func TestHandOverKeptGroupAndConfiguration(t *testing.T) {
+	clock := time.Unix(1_800_000_000, 0)
+	a := member(t, newRecorder(), &clock, nil)
+	feed(t, a, &clock, 0, "paused")
+	clock = clock.Add(2 * time.Minute)
+	a.Tick(clock) // ended idle, kept
+	if _, _, err := a.HandOver(context.Background(), "paused", "another"); !errors.Is(err, ErrOtherConfiguration) {
+		t.Fatalf("another configuration: %v", err)
+	}
+	saved, found, err := a.HandOver(context.Background(), "paused", "recorder")
+	if err != nil || !found || len(saved) == 0 {
+		t.Fatalf("a kept group: found %v, %d bytes, %v", found, len(saved), err)
+	}
+	if _, found, _ := a.HandOver(context.Background(), "paused", "recorder"); found {
+		t.Error("a group handed over twice")
+	}
+}
+
+// A turn the old member still holds when the conversation moves is judged
+// there before the group is handed over, so the new member has it; a turn
+// that comes to the old member after it is marked partial there.
+func TestHandOverTakesTheHeldTurnsAlong(t *testing.T) {
+	clock := time.Unix(1_800_000_000, 0)
+	ra, rb := newRecorder(), newRecorder()
+	a := member(t, ra, &clock, nil)
+	b := member(t, rb, &clock, tierOf{other: a})
+	feed(t, a, &clock, 0, "moved")
+	if err := a.ConsumeTraces(context.Background(), fixtures.StoveTrace(1, "moved", fixtures.ToolCall{Tool: "stir"})); err != nil {
+		t.Fatal(err)
+	}
+	feed(t, b, &clock, 2, "moved")
+	if a.Held() != 0 || len(ra.tools["moved"]) != 2 {
+		t.Errorf("the old member holds %d traces and judged %v; want its two turns judged, none held", a.Held(), ra.tools["moved"])
+	}
+	feed(t, a, &clock, 3, "moved")
+	if ra.marks["moved"] != HistoryPartial {
+		t.Errorf("a turn back at the old member after the hand-over: %v, want partial", ra.marks["moved"])
+	}
+}
