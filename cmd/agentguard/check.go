@@ -185,16 +185,19 @@ func check(config, name, format string, files []string, stderr io.Writer) (*chec
 	if err != nil {
 		return nil, err
 	}
-	sink, err := runProcessor(f, id, cfg, tds, stderr)
+	// The replay reads the spans as they came: the processor writes its
+	// verdicts on the ones it passes on.
+	received := copyTraces(tds)
+	sink, counts, err := runProcessor(f, id, cfg, tds, stderr)
 	if err != nil {
 		return nil, err
 	}
 	findings := collectFindings(sink.AllTraces())
-	r, err := replayCheck(id, cfg, sink.AllTraces())
+	r, err := replayCheck(id, cfg, sink.AllTraces(), received)
 	if err != nil {
 		return nil, err
 	}
-	rep := report(cfg, findings, summarize(findings, len(files), sink.SpanCount()), r)
+	rep := report(cfg, findings, summarize(findings, len(files), sink.SpanCount()), r, counts)
 	rep.fileOf, rep.groups = fileOf, r.groupKeys
 	return rep, nil
 }
@@ -225,26 +228,44 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // runProcessor passes the traces through the processor; the sink holds
-// what it passed on, in order.
-func runProcessor(f processor.Factory, id component.ID, cfg component.Config, tds []ptrace.Traces, stderr io.Writer) (*consumertest.TracesSink, error) {
+// what it passed on, in order, and the counts are the processor's own.
+func runProcessor(f processor.Factory, id component.ID, cfg component.Config, tds []ptrace.Traces, stderr io.Writer) (*consumertest.TracesSink, processorCounts, error) {
 	sink := new(consumertest.TracesSink)
-	p, err := f.CreateTraces(context.Background(), offlineSettings(id, stderr), cfg, sink)
+	set := offlineSettings(id, stderr)
+	meter, reader := countingMeter()
+	set.MeterProvider = meter
+	p, err := f.CreateTraces(context.Background(), set, cfg, sink)
 	if err != nil {
-		return nil, fmt.Errorf("processors::%s: %w", id, err)
+		return nil, processorCounts{}, fmt.Errorf("processors::%s: %w", id, err)
 	}
 	// Not started: Start only runs the clock that releases traces after
 	// wait; offline, Shutdown releases everything at once, in start order,
 	// so the verdicts do not depend on how fast the files are read.
 	for _, td := range tds {
 		if err := p.ConsumeTraces(context.Background(), td); err != nil {
-			return nil, err
+			return nil, processorCounts{}, err
 		}
 	}
-	return sink, p.Shutdown(context.Background())
+	if err := p.Shutdown(context.Background()); err != nil {
+		return nil, processorCounts{}, err
+	}
+	counts, err := collect(reader)
+	return sink, counts, err
 }
 
-// report puts the processor's findings and the replay's counts together.
-func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *replayed) *checkReport {
+// copyTraces copies each batch.
+func copyTraces(tds []ptrace.Traces) []ptrace.Traces {
+	out := make([]ptrace.Traces, len(tds))
+	for i, td := range tds {
+		out[i] = ptrace.NewTraces()
+		td.CopyTo(out[i])
+	}
+	return out
+}
+
+// report puts the processor's findings and counts and the replay's pending
+// verdicts together.
+func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *replayed, pc processorCounts) *checkReport {
 	rep := &checkReport{Findings: findings, Pending: r.pending, Assertions: []assertionStats{}, Predicates: []predicateStats{}, Warnings: []string{}}
 	if rep.Findings == nil {
 		rep.Findings = []finding{}
@@ -252,7 +273,7 @@ func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *
 	names := make([]string, len(cfg.Predicates))
 	for i, p := range cfg.Predicates {
 		names[i] = p.Name
-		rep.Predicates = append(rep.Predicates, predicateStats{Name: p.Name, Definition: definition(p.Predicate), Held: r.held[i]})
+		rep.Predicates = append(rep.Predicates, predicateStats{Name: p.Name, Definition: definition(p.Predicate), Held: pc.held[p.Name]})
 	}
 	pendingBy := map[string]int{}
 	for _, p := range r.pending {
@@ -260,21 +281,31 @@ func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *
 	}
 	for i, a := range r.compiled {
 		rep.Assertions = append(rep.Assertions, assertionStats{Name: a.Name, Kind: a.Kind, Expression: a.Expression, Pattern: a.Pattern,
-			TriggeredBy: r.triggeredBy(i, names), EveryEvent: r.triggers[i].any, Triggered: r.triggered[i],
+			TriggeredBy: r.triggeredBy(i, names), EveryEvent: r.triggers[i].any, Triggered: pc.triggered[a.Name],
 			Violations: sum.ByName[a.Name], Pending: pendingBy[a.Name]})
 	}
-	sum.Events, sum.Groups, sum.Pending, sum.NeverHeld = r.events, r.groups, len(r.pending), []string{}
+	sum.Events, sum.Groups, sum.Pending, sum.NeverHeld = pc.events, r.groups, len(r.pending), []string{}
 	warn := func(format string, args ...any) { rep.Warnings = append(rep.Warnings, fmt.Sprintf(format, args...)) }
-	if r.events == 0 {
+	if pc.events == 0 {
 		warn("no events: the events condition selected none of the %s read, so no assertion checked anything", plural(sum.Spans, "span"))
 	}
 	literals, optional := cfg.Config.Literals(), cfg.Config.OptionalNames()
+	// A capture that never binds explains its predicate's never holding:
+	// that warning, with the path's did-you-mean, replaces the predicate's.
+	explained := map[string]bool{}
+	for _, c := range r.captures.Suspects() {
+		explained[c.Predicate] = true
+		if !optional[c.Predicate] {
+			warn("predicate %s captures %s, absent from all %s of %s read: the capture never binds, so the predicate never holds%s",
+				c.Predicate, c.From, plural(c.Calls, "call"), c.Tool, spelling.DidYouMean(c.From, c.Seen))
+		}
+	}
 	for _, p := range rep.Predicates {
 		if p.Held == 0 {
 			sum.NeverHeld = append(sum.NeverHeld, p.Name)
-			if r.events > 0 && !optional[p.Name] {
+			if pc.events > 0 && !optional[p.Name] && !explained[p.Name] {
 				lit, ok := literals[p.Name]
-				warn("predicate %s (%s) never held on the %s read%s", p.Name, p.Definition, plural(r.events, "event"), r.misspelt(lit, ok))
+				warn("predicate %s (%s) never held on the %s read%s", p.Name, p.Definition, plural(pc.events, "event"), r.misspelt(lit, ok))
 			}
 		}
 	}
@@ -288,11 +319,11 @@ func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *
 	if r.lateSpans > 0 {
 		warn("%s arrived after their trace, a group of its own, was released and passed unchecked (raise max_traces or max_spans_per_trace)", plural(r.lateSpans, "span"))
 	}
-	if cfg.GroupBy != temporalcheck.GroupByTrace && !r.grouped && r.events > 0 {
+	if cfg.GroupBy != temporalcheck.GroupByTrace && !r.grouped && pc.events > 0 {
 		warn("group_by %q: no trace carried it, so every trace was a group of its own%s", cfg.GroupBy, spelling.DidYouMean(cfg.GroupBy, r.keys))
 	}
 	if r.violations != sum.Violations {
-		warn("the replay that counts triggers and pending verdicts found %s, the processor %d: those counts may not match the verdicts",
+		warn("the replay that lists pending verdicts found %s, the processor %d: the pending verdicts may not match the verdicts",
 			plural(r.violations, "violation"), sum.Violations)
 	}
 	sum.Warnings = len(rep.Warnings)

@@ -26,12 +26,13 @@ import (
 )
 
 // The replay: what the verdicts on spans do not show. The processor reports
-// violations only; a run can pass because nothing it checks ever happened
-// (a misspelled agent name) or because its evaluations were still waiting
+// violations; a run can pass because its evaluations were still waiting
 // when the input ended. check replays the traces the processor released,
-// in the order it released them, through the same predicates, grouping and
-// assertions, and counts per event which predicates held and which
-// assertions were triggered, and lists the pending verdicts.
+// in the order it released them and as they came in (without the verdicts
+// it wrote on them), through the same predicates, grouping and assertions,
+// and lists the pending verdicts with what each waited for. (The counts,
+// events, predicates held and assertions triggered, are the processor's
+// own: see checkcounts.go.)
 
 // waitsBudget bounds the work of telling what the pending evaluations of
 // one assertion over one sequence waited for (match ends visited).
@@ -51,21 +52,20 @@ type pendingVerdict struct {
 	WaitingFor []string `json:"waiting_for"`
 }
 
-// replayed is what the replay counted.
+// replayed is what the replay found.
 type replayed struct {
-	events, groups int
-	groupKeys      []string // the groups that had events, sorted
-	held           []int    // per declared predicate: events where it held
-	triggered      []int    // per assertion: events where it was triggered
-	violations     int      // to check the replay against the processor's findings
-	pending        []pendingVerdict
-	ottlErrors     int
-	lateSpans      int             // spans of batches the processor passed on unchecked
-	grouped        bool            // a trace carried the group_by attribute
-	keys           []string        // attribute keys seen while none did, and the conversation keyword: a misspelt group_by's candidates
-	tools, agents  map[string]bool // the names the spans carried: a misspelt literal's candidates
-	compiled       []assertion.Compiled
-	triggers       []trigger
+	groups        int
+	groupKeys     []string // the groups that had events, sorted
+	violations    int      // to check the replay against the processor's findings
+	pending       []pendingVerdict
+	ottlErrors    int
+	lateSpans     int                     // spans of batches the processor passed on unchecked
+	grouped       bool                    // a trace carried the group_by attribute
+	keys          []string                // attribute keys seen while none did, and the conversation keyword: a misspelt group_by's candidates
+	tools, agents map[string]bool         // the names the spans carried: a misspelt literal's candidates
+	captures      *predicate.CaptureWatch // capture paths never present in a call of their tool
+	compiled      []assertion.Compiled
+	triggers      []trigger
 }
 
 // trigger is an assertion's FIRST set, computed once.
@@ -83,8 +83,8 @@ type sequenceSoFar struct {
 }
 
 // replayCheck runs the assertions over the batches the processor passed on, each
-// a released trace in release order.
-func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.Traces) (*replayed, error) {
+// a released trace in release order, each span as received holds it.
+func replayCheck(id component.ID, cfg *temporalcheck.Config, released, received []ptrace.Traces) (*replayed, error) {
 	names := make([]string, len(cfg.Predicates))
 	for i, p := range cfg.Predicates {
 		names[i] = p.Name
@@ -100,7 +100,7 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.T
 	if err != nil {
 		return nil, fmt.Errorf("processors::%s: %w", id, err)
 	}
-	r := &replayed{held: make([]int, len(names)), triggered: make([]int, len(compiled)), compiled: compiled, pending: []pendingVerdict{}}
+	r := &replayed{compiled: compiled, pending: []pendingVerdict{}, captures: predicate.NewCaptureWatch(cfg.Config.Literals())}
 	for _, a := range compiled {
 		mask, any := texpr.Triggers(a.Spec.Expr)
 		r.triggers = append(r.triggers, trigger{mask, any, a.Spec.Anchored})
@@ -111,7 +111,8 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.T
 	groups := map[string]bool{}
 	groupOf := map[pcommon.TraceID]string{} // the group each trace seen was filed under
 	latches := map[string]*predicate.Latch{}
-	for _, td := range splitReleased(released) {
+	for _, td := range splitReleased(released, spansOf(received)) {
+		r.noteCaptures(td)
 		key, ok := r.groupOf(td, cfg.GroupBy, groupOf)
 		if !ok {
 			r.lateSpans += td.SpanCount()
@@ -128,7 +129,6 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.T
 		for i, ev := range evs {
 			groups[key] = true
 			seq := seqs[key]
-			r.count(ev.Bits, seq == nil || len(seq.events) == 0)
 			if seq == nil {
 				seq = &sequenceSoFar{}
 				seqs[key] = seq
@@ -159,10 +159,32 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released []ptrace.T
 	return r, nil
 }
 
+// spanKey identifies a span.
+type spanKey struct {
+	trace pcommon.TraceID
+	span  pcommon.SpanID
+}
+
+// spansOf indexes the spans of batches.
+func spansOf(tds []ptrace.Traces) map[spanKey]ptrace.Span {
+	out := map[spanKey]ptrace.Span{}
+	for _, td := range tds {
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, span := range ss.Spans().All() {
+					out[spanKey{span.TraceID(), span.SpanID()}] = span
+				}
+			}
+		}
+	}
+	return out
+}
+
 // splitReleased cuts the batches the processor passed on into one batch per
 // trace, in the order passed on (a batch holds the traces one worker judged
-// together, in order), leaving out agentguard's verdict spans.
-func splitReleased(batches []ptrace.Traces) []ptrace.Traces {
+// together, in order), leaving out agentguard's verdict spans. Each span is
+// its copy in received, as it came in, where there is one.
+func splitReleased(batches []ptrace.Traces, received map[spanKey]ptrace.Span) []ptrace.Traces {
 	var out []ptrace.Traces
 	for _, batch := range batches {
 		index := map[pcommon.TraceID]int{}
@@ -182,6 +204,9 @@ func splitReleased(batches []ptrace.Traces) []ptrace.Traces {
 					rs.Resource().CopyTo(drs.Resource())
 					dss := drs.ScopeSpans().AppendEmpty()
 					ss.Scope().CopyTo(dss.Scope())
+					if in, ok := received[spanKey{span.TraceID(), span.SpanID()}]; ok {
+						span = in
+					}
 					span.CopyTo(dss.Spans().AppendEmpty())
 				}
 			}
@@ -233,6 +258,20 @@ func (r *replayed) noteNames(td ptrace.Traces) {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
 				predicate.NamesOn(sp.Attributes(), add(r.tools), add(r.agents))
+			}
+		}
+	}
+}
+
+// noteCaptures reads a trace's calls for the capture paths they hold.
+func (r *replayed) noteCaptures(td ptrace.Traces) {
+	if r.captures == nil {
+		return
+	}
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				r.captures.Note(sp)
 			}
 		}
 	}
@@ -295,22 +334,6 @@ func oneTrace(td ptrace.Traces) (pcommon.TraceID, bool) {
 		}
 	}
 	return id, found
-}
-
-// count adds one event's predicates and triggers; first: the event begins
-// its group's sequence.
-func (r *replayed) count(bits uint64, first bool) {
-	r.events++
-	for i := range r.held {
-		if bits&(1<<uint(i)) != 0 {
-			r.held[i]++
-		}
-	}
-	for i, t := range r.triggers {
-		if (bits&t.mask != 0 || t.any) && (first || !t.anchored) {
-			r.triggered[i]++
-		}
-	}
 }
 
 // take records the verdicts of one step of the runner over seq.

@@ -23,13 +23,15 @@ import (
 )
 
 // A misspelt tool or agent name makes a predicate that never holds, and
-// every assertion over it passes untested; a misspelt group_by attribute
-// makes every trace a group of its own. Neither is an error anyone sees.
-// typoWatch looks once, Config.WarnTyposAfter into the traffic: each
-// predicate that has not held once, and a group_by attribute no trace
-// carried, is logged at WARN and counted (suspected_typos), with the
-// nearest of the names the spans did carry (tool and agent names,
-// attribute keys). Until then the workers note those names, a bounded set.
+// every assertion over it passes untested; so does a capture path no call
+// holds (the capture never binds); a misspelt group_by attribute makes
+// every trace a group of its own. None is an error anyone sees. typoWatch
+// looks once, Config.WarnTyposAfter into the traffic: each predicate that
+// has not held once, each capture path absent from every call of its tool,
+// and a group_by attribute no trace carried, is logged at WARN and counted
+// (suspected_typos), with the nearest of the names the spans did carry
+// (tool and agent names, the paths of the calls' fields, attribute keys).
+// Until then the workers note those names, a bounded set.
 type typoWatch struct {
 	after    time.Duration
 	literals map[string]predicate.Literal
@@ -41,6 +43,7 @@ type typoWatch struct {
 	tools    names
 	agents   names
 	keys     names
+	captures *predicate.CaptureWatch // nil: no capture predicate
 }
 
 // maxNames bounds each set of names noted.
@@ -55,8 +58,12 @@ func (n names) add(s string) {
 }
 
 func newTypoWatch(cfg Config) *typoWatch {
-	return &typoWatch{after: cfg.WarnTyposAfter, literals: cfg.Literals, groupBy: cfg.GroupBy,
+	t := &typoWatch{after: cfg.WarnTyposAfter, literals: cfg.Literals, groupBy: cfg.GroupBy,
 		tools: names{}, agents: names{}, keys: names{}}
+	if t.after > 0 {
+		t.captures = predicate.NewCaptureWatch(cfg.Literals)
+	}
+	return t
 }
 
 // watching: the look is still to come.
@@ -80,6 +87,7 @@ func (t *typoWatch) note(now time.Time, td ptrace.Traces, events int) {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
 				t.noteNames(sp.Attributes())
+				t.captures.Note(sp)
 				if keys {
 					t.noteKeys(sp.Attributes())
 				}
@@ -107,8 +115,20 @@ func (t *typoWatch) look(ctx context.Context, now time.Time, w *predicateWatch, 
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	// A capture that never binds explains its predicate's never holding:
+	// that warning, with the path's did-you-mean, replaces the predicate's.
+	explained := map[string]bool{}
+	for _, c := range t.captures.Suspects() {
+		explained[c.Predicate] = true
+		if w.optional[c.Predicate] {
+			continue
+		}
+		tel.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrSuspect, kindCapture)))
+		warnings.Once("capture-never-present-"+c.Predicate+"-"+c.From, fmt.Sprintf("predicate %s captures %s, absent from all %d calls of %s in the first %v of traffic: the capture never binds, so the predicate never holds and assertions over it pass untested%s",
+			c.Predicate, c.From, c.Calls, c.Tool, t.after, spelling.DidYouMean(c.From, c.Seen)), zap.String("predicate", c.Predicate), zap.String("capture", c.From))
+	}
 	for i, name := range w.names {
-		if w.lastHeld[i].Load() != 0 || w.optional[name] {
+		if w.lastHeld[i].Load() != 0 || w.optional[name] || explained[name] {
 			continue
 		}
 		tel.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrSuspect, kindPredicate)))
@@ -139,6 +159,7 @@ func (t *typoWatch) suggestion(pred string) string {
 const (
 	kindPredicate = "predicate"
 	kindGroupBy   = "group_by"
+	kindCapture   = "capture"
 )
 
 // didYouMean is spelling.DidYouMean over a set of names.

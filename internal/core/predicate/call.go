@@ -20,7 +20,8 @@ import (
 //	OpenInference: input.value                  output.value
 //	OpenLLMetry:   traceloop.entity.input       traceloop.entity.output
 //
-// The first found in that order is the call's. A value that is JSON text
+// The first found in that order is the call's. (A call that threw under
+// Traceloop's LangChain instrumentation has neither: see readCall.) A value that is JSON text
 // of an object or array is parsed (once per span, through the Set's memo,
 // however many predicates read it); any other text is a string (a
 // LangChain tool of one argument gets its argument bare: input.value "New
@@ -50,6 +51,13 @@ func (ev *evaluation) call(result bool) (pcommon.Value, bool) {
 
 func (ev *evaluation) readCall(result bool) (pcommon.Value, bool) {
 	f := &ev.facts
+	if f.toolsNodeFailed() {
+		// A LangGraph ToolNode's span, the event of a call that threw under
+		// Traceloop's LangChain instrumentation: its input is the graph's
+		// state and its output the node's messages, not the call's; like
+		// ADK's nameless span of a tool that threw, it has neither.
+		return pcommon.Value{}, false
+	}
 	type source struct {
 		seen uint32
 		v    *pcommon.Value

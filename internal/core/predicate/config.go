@@ -299,7 +299,7 @@ func (c Config) Literals() map[string]Literal {
 	for _, p := range c.Predicates {
 		switch {
 		case p.Tool != "":
-			out[p.Name] = Literal{Tool: true, Name: p.Tool}
+			out[p.Name] = Literal{Tool: true, Name: p.Tool, Captures: captureSources(p.Capture)}
 		case p.TransferTo != "":
 			out[p.Name] = Literal{Name: p.TransferTo}
 		case p.Agent != "":
@@ -325,6 +325,17 @@ func (c Config) OptionalNames() map[string]bool {
 type Literal struct {
 	Tool bool
 	Name string
+	// Captures are a tool predicate's capture paths (args.PATH, result.PATH):
+	// one no call of the tool holds never binds (CaptureWatch).
+	Captures []string
+}
+
+func captureSources(cs []Capture) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.From)
+	}
+	return out
 }
 
 // The attributes that name a call's tool, and an agent, in the conventions

@@ -138,6 +138,11 @@ func (f *spanFacts) toolOf() (string, bool) {
 			return tool, true
 		}
 	}
+	if f.toolsNodeFailed() {
+		if tool, ok := failedToolMessageName(f.text(seenTLOutput)); ok {
+			return tool, true
+		}
+	}
 	if tool, ok := strings.CutPrefix(f.name, execPrefix); ok && tool != "" && f.seen&seenGenAITool == 0 {
 		return tool, true
 	}

@@ -3,9 +3,13 @@
 package predicate
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
 func failedConfig() Config {
@@ -98,5 +102,71 @@ func TestFailedOTTL(t *testing.T) {
 		if got := tt.p.OTTL(); got != tt.want {
 			t.Errorf("%+v:\n got %s\nwant %s", tt.p, got, tt.want)
 		}
+	}
+}
+
+// Traceloop's LangChain JS instrumentation, recorded: the span of a tool
+// that threw names no tool (execute_tool DynamicStructuredTool, status
+// ERROR, no output); its LangGraph ToolNode's span, whose output is the
+// ToolMessage of status error, names it. That span is the failed call's
+// event, the nameless one none: one event, named, in its place.
+func TestTraceloopFailedCallRecorded(t *testing.T) {
+	yes, no := true, false
+	cfg := Config{Predicates: []Named{
+		{Name: "xferToGreeting", Predicate: Predicate{TransferTo: "greeting_agent"}},
+		{Name: "xferToWeather", Predicate: Predicate{TransferTo: "weather_agent_v2"}},
+		{Name: "sayHello", Predicate: Predicate{Tool: "say_hello"}},
+		{Name: "getWeather", Predicate: Predicate{Tool: "get_weather"}},
+		{Name: "weatherFailed", Predicate: Predicate{Tool: "get_weather", Failed: &yes}},
+		{Name: "weatherOK", Predicate: Predicate{Tool: "get_weather", Failed: &no}},
+	}}
+	native, viaOTTL := pair(t, cfg)
+	// A glob runs as its OTTL only.
+	globs := mustCompile(t, Config{Predicates: []Named{{Name: "getAny", Predicate: Predicate{Tool: "get_*"}},
+		{Name: "sayAny", Predicate: Predicate{Tool: "say_*"}}}}, nil)
+	for _, tt := range []struct {
+		file     string
+		want     []string
+		describe []string
+	}{
+		{"traceloop-langgraph-recorded/failed-get-weather.json",
+			[]string{"xferToGreeting", "sayHello sayAny", "xferToWeather", "getWeather+weatherFailed getAny"},
+			[]string{"transfer to greeting_agent", "tool say_hello", "transfer to weather_agent_v2", "tool get_weather (failed)"}},
+		{"traceloop-langgraph-recorded/strong.json",
+			[]string{"xferToGreeting", "sayHello sayAny", "xferToWeather", "getWeather+weatherOK getAny"},
+			[]string{"transfer to greeting_agent", "tool say_hello", "transfer to weather_agent_v2", "tool get_weather"}},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			var got, described []string
+			nameless := 0
+			for _, l := range spansInOrder(fixtures.Traces(t, tt.file)) {
+				sig := agree(t, native, viaOTTL, l.rs, l.ss, l.span)
+				ok, _ := native.Eval(l.rs, l.ss, l.span)
+				if l.span.Status().Code() == ptrace.StatusCodeError && l.span.Name() == "execute_tool DynamicStructuredTool" {
+					nameless++
+					if ok {
+						t.Errorf("the nameless span of the failed call is an event")
+					}
+				}
+				if ok {
+					latch, globLatch := native.NewLatch(), globs.NewLatch()
+					label := labels(native, latch.Step(sig))
+					if _, gsig := globs.Eval(l.rs, l.ss, l.span); gsig != 0 {
+						label += " " + labels(globs, globLatch.Step(gsig))
+					}
+					got = append(got, label)
+					described = append(described, Describe(l.span))
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("events %q\nwant   %q", got, tt.want)
+			}
+			if !slices.Equal(described, tt.describe) {
+				t.Errorf("described %q\nwant      %q", described, tt.describe)
+			}
+			if failed := strings.Contains(tt.file, "failed"); (nameless == 1) != failed {
+				t.Errorf("%d nameless failed tool spans in the recording", nameless)
+			}
+		})
 	}
 }

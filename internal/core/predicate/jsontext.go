@@ -32,6 +32,73 @@ var (
 // traceloop.entity.output, and only there the tool's own name (kwargs.name).
 const toolMessagePrefix = `{"lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],"kwargs":{`
 
+// toolsNodeOutputPrefix opens the output of a LangGraph ToolNode's span
+// under Traceloop's LangChain instrumentation: the node's new messages,
+// ToolMessages (a graph's output starts with the user's message, a model
+// node's with an AIMessage).
+const toolsNodeOutputPrefix = `{"messages":[` + toolMessagePrefix
+
+// failedToolMessage opens the ToolMessage LangGraph's ToolNode makes of a
+// tool that threw: `new ToolMessage({status: "error", content, name,
+// tool_call_id})`, serialized in that order.
+const failedToolMessage = toolMessagePrefix + `"status":"error","content":"`
+
+// failedToolMessageNamed: s holds a failed ToolMessage whose own name is the
+// tool, the regexp failedToolMessagePattern(QuoteMeta(tool)), unanchored.
+func failedToolMessageNamed(s, tool string) bool {
+	for rest := s; ; {
+		name, after, ok := nextFailedToolMessage(rest)
+		if !ok {
+			return false
+		}
+		if strings.HasPrefix(name, tool) && len(name) > len(tool) && name[len(tool)] == '"' {
+			return true
+		}
+		rest = after
+	}
+}
+
+// failedToolMessageName is the name of the first failed ToolMessage in s
+// whose name is a plain string, for Describe.
+func failedToolMessageName(s string) (string, bool) {
+	for rest := s; ; {
+		name, after, ok := nextFailedToolMessage(rest)
+		if !ok {
+			return "", false
+		}
+		if end := strings.IndexAny(name, `"\`); end > 0 && name[end] == '"' {
+			return name[:end], true
+		}
+		rest = after
+	}
+}
+
+// nextFailedToolMessage finds the next failedToolMessage in s, reads its
+// content (a JSON string: to the first quote no backslash escapes) and
+// returns what follows `","name":"` right after it (name is "" when
+// something else follows), and where to look for the next one.
+func nextFailedToolMessage(s string) (name, after string, ok bool) {
+	i := strings.Index(s, failedToolMessage)
+	if i < 0 {
+		return "", "", false
+	}
+	after = s[i+1:] // a message may open inside this one's text only if it is not JSON
+	content := s[i+len(failedToolMessage):]
+	for j := 0; j < len(content); j++ {
+		switch content[j] {
+		case '\\':
+			j++
+		case '"':
+			name, _ = strings.CutPrefix(content[j:], `","name":"`)
+			if len(name) == len(content[j:]) {
+				name = ""
+			}
+			return name, after, true
+		}
+	}
+	return "", after, true
+}
+
 // jsonField reports whether s holds one of the quoted fields, then JSON
 // whitespace, a colon, whitespace and the quoted value: the regexp
 // `"field"\s*:\s*"value"`, unanchored, without the regexp.

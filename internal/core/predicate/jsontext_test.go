@@ -16,6 +16,8 @@ func FuzzJSONScans(f *testing.F) {
 	}
 	f.Add(toolMessagePrefix+`"name" :"say_hello"}}`, "say_hello")
 	f.Add(`{"goto":[ "a.*b" ] } `, "a.*b")
+	f.Add(`{"messages":[`+failedToolMessage+`Error: \"x\" \\","name":"get_weather","tool_call_id":"c"}},`+
+		failedToolMessage+`","name":"a.*b"}}]}`, "a.*b")
 	f.Add(`{"goto":"x"}`, "x")
 	f.Add(`{"langgraph_checkpoint_ns":"a|b:c:1|__start__:2"}`, "b:c")
 	f.Add(`{"langgraph_checkpoint_ns":"x|y\"|a:1|__start__:2"}`, `y"|a`)
@@ -30,6 +32,7 @@ func FuzzJSONScans(f *testing.F) {
 			{"jsonField name", jsonField(s, nameField, value), `"name"\s*:\s*"` + q + `"`},
 			{"toolMessageNamed", toolMessageNamed(s, value),
 				`^` + regexp.QuoteMeta(toolMessagePrefix) + `(?s:.*)"name"\s*:\s*"` + q + `"`},
+			{"failedToolMessageNamed", failedToolMessageNamed(s, value), failedToolMessagePattern(q)},
 			{"commandGoesTo", commandGoesTo(s, value), `"goto"\s*:\s*(?:\[\s*"` + q + `"\s*\]|"` + q + `")\s*\}\s*$`},
 			{"startsRun", startsRun(s, value+":"),
 				`"langgraph_checkpoint_ns"\s*:\s*"(?:[^"|]*\|)*` + q + `:[^"|]*\|__start__:[^"|]*"`},

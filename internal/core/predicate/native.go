@@ -80,15 +80,37 @@ var defaultEventsMatcher = &native{kind: nativeEvents}
 func (n *native) match(f *spanFacts) bool {
 	switch n.kind {
 	case nativeTool:
-		return (f.toolNamed(n.name) || f.toolMessageNamed(n.name)) && n.outcomeHolds(f)
+		return (f.toolNamed(n.name) || f.toolMessageNamed(n.name) || f.failedCallNamed(n.name)) && n.outcomeHolds(f)
 	case nativeTransfer:
 		return n.transfer(f) && n.outcomeHolds(f)
 	case nativeAgent:
 		return n.agent(f)
 	}
-	return (f.opName == "execute_tool" || f.oiKind == "TOOL" || f.tlKind == "tool" || f.opName == "handoff" ||
+	return ((f.opName == "execute_tool" || f.oiKind == "TOOL" || f.tlKind == "tool" || f.opName == "handoff" ||
 		strings.HasPrefix(f.name, execPrefix)) &&
-		f.genaiTool != merged && f.oiTool != merged && f.name != mergedSpan
+		f.genaiTool != merged && f.oiTool != merged && f.name != mergedSpan && !f.namelessFailedTool()) ||
+		f.toolsNodeFailed()
+}
+
+// namelessFailedTool mirrors namelessFailedTool.
+func (f *spanFacts) namelessFailedTool() bool {
+	return f.tlKind == "task" && f.span.Status().Code() == ptrace.StatusCodeError &&
+		(f.seen&seenTLOutput == 0 || f.tlOutput.Type() == pcommon.ValueTypeEmpty)
+}
+
+// toolsNodeFailed mirrors toolsNodeFailed.
+func (f *spanFacts) toolsNodeFailed() bool {
+	if f.tlKind != "workflow" || f.seen&seenTLOutput == 0 {
+		return false
+	}
+	s := text(f.tlOutput)
+	return strings.HasPrefix(s, toolsNodeOutputPrefix) && strings.Contains(s, failedToolMessage)
+}
+
+// failedCallNamed: the span is a ToolNode's that reports a failed call of
+// the tool (toolNamed's last alternative).
+func (f *spanFacts) failedCallNamed(tool string) bool {
+	return f.toolsNodeFailed() && failedToolMessageNamed(text(f.tlOutput), tool)
 }
 
 const (
@@ -111,7 +133,8 @@ func (f *spanFacts) failed() bool {
 	return f.span.Status().Code() == ptrace.StatusCodeError ||
 		(strings.HasPrefix(f.name, execPrefix) && f.span.Attributes().Len() == 0) ||
 		(f.seen&seenErrorType != 0 && f.errorType.Type() != pcommon.ValueTypeEmpty &&
-			(f.errorType.Type() != pcommon.ValueTypeStr || f.errorType.Str() != ""))
+			(f.errorType.Type() != pcommon.ValueTypeStr || f.errorType.Str() != "")) ||
+		f.toolsNodeFailed()
 }
 
 // toolNamed and toolMessageNamed together mirror toolNamed in
@@ -136,6 +159,7 @@ func (n *native) transfer(f *spanFacts) bool {
 	return (f.genaiTool == "transfer_to_agent" && jsonField(f.text(seenADKArgs), agentFields, agent)) ||
 		(f.oiTool == "transfer_to_agent" && jsonField(f.text(seenOIInput), agentFields, agent)) ||
 		f.toolNamed(n.to) || f.toolNamed(n.back) || f.toolMessageNamed(n.to) || f.toolMessageNamed(n.back) ||
+		f.failedCallNamed(n.to) || f.failedCallNamed(n.back) ||
 		f.oiTool == n.handoffTool || f.name == n.handoff || f.handoffTo == agent || f.gotoNode == agent ||
 		(f.seen&seenTLOutput != 0 && f.opName == "execute_tool" && commandGoesTo(f.text(seenTLOutput), agent)) ||
 		(f.genaiTool == delegate && jsonField(f.text(seenGenAIArgs), coworkerField, agent)) ||

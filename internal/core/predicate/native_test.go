@@ -28,7 +28,8 @@ func equivalenceConfig() Config {
 		Named{Name: "starRuns", Predicate: Predicate{Agent: "a.*b"}},
 		Named{Name: "helloFailed", Predicate: Predicate{Tool: "say_hello", Failed: &yes}},
 		Named{Name: "helloOK", Predicate: Predicate{Tool: "say_hello", Failed: &no}},
-		Named{Name: "xferFailed", Predicate: Predicate{TransferTo: "greeting_agent", Failed: &yes}})
+		Named{Name: "xferFailed", Predicate: Predicate{TransferTo: "greeting_agent", Failed: &yes}},
+		Named{Name: "weatherFailed", Predicate: Predicate{Tool: "get_weather", Failed: &yes}})
 	return cfg
 }
 

@@ -377,6 +377,14 @@ func TestGeneratedOTTL(t *testing.T) {
 		` or (span.name == "execute_tool say_hello" and span.attributes["gen_ai.tool.name"] == nil)` +
 		` or (span.attributes["gen_ai.operation.name"] == "execute_tool" and IsMatch(span.attributes["traceloop.entity.output"],` +
 		` "^\\{\"lc\":1,\"type\":\"constructor\",\"id\":\\[\"langchain_core\",\"messages\",\"ToolMessage\"\\],\"kwargs\":\\{(?s:.*)\"name\"\\s*:\\s*\"say_hello\""))`
+	// A call that threw, under Traceloop's LangChain instrumentation: its
+	// LangGraph ToolNode's span, with the ToolMessage of status error.
+	toolMessage := `\\{\"lc\":1,\"type\":\"constructor\",\"id\":\\[\"langchain_core\",\"messages\",\"ToolMessage\"\\],\"kwargs\":\\{`
+	want += ` or ((span.attributes["traceloop.span.kind"] == "workflow"` +
+		` and IsMatch(span.attributes["traceloop.entity.output"], "^\\{\"messages\":\\[` + toolMessage + `")` +
+		` and IsMatch(span.attributes["traceloop.entity.output"], "` + toolMessage + `\"status\":\"error\",\"content\":\""))` +
+		` and IsMatch(span.attributes["traceloop.entity.output"], "` + toolMessage +
+		`\"status\":\"error\",\"content\":\"(?:[^\"\\\\]|(?s:\\\\.))*\",\"name\":\"say_hello\""))`
 	if got := ToolCondition("say_hello"); got != want {
 		t.Errorf("tool OTTL:\n%s\nwant\n%s", got, want)
 	}

@@ -23,24 +23,49 @@ import (
 // (openinference.span.kind TOOL) and OpenLLMetry (traceloop.span.kind tool).
 // ADK's `execute_tool (merged)` span, which sits beside the real calls of a
 // multi-call reply, is not an event.
-const DefaultEvents = `(span.attributes["gen_ai.operation.name"] == "execute_tool"` +
+//
+// Traceloop's LangChain JS instrumentation names a tool only in the
+// ToolMessage of its result; a tool that throws has none, so its span
+// (traceloop.span.kind task, status ERROR, no traceloop.entity.output)
+// names no tool. LangGraph's ToolNode turns the error into a ToolMessage of
+// status error that does name it, in the output of the node's own span: that
+// span is the failed call's event, and the nameless one is not (two events
+// for one call would break `>>`).
+var DefaultEvents = `((span.attributes["gen_ai.operation.name"] == "execute_tool"` +
 	` or span.attributes["openinference.span.kind"] == "TOOL"` +
 	` or span.attributes["traceloop.span.kind"] == "tool"` +
 	` or span.attributes["gen_ai.operation.name"] == "handoff"` +
 	` or HasPrefix(span.name, "execute_tool "))` +
 	` and span.attributes["gen_ai.tool.name"] != "(merged tools)"` +
 	` and span.attributes["tool.name"] != "(merged tools)"` +
-	` and span.name != "execute_tool (merged)"`
+	` and span.name != "execute_tool (merged)"` +
+	` and not ` + namelessFailedTool + `)` +
+	` or ` + toolsNodeFailed
+
+// namelessFailedTool is the span Traceloop's LangChain JS instrumentation
+// leaves of a tool that threw: its result, the only place it names the tool,
+// never came.
+const namelessFailedTool = `(span.attributes["traceloop.span.kind"] == "task"` +
+	` and span.status.code == STATUS_CODE_ERROR and span.attributes["traceloop.entity.output"] == nil)`
+
+// toolsNodeFailed is the span of a LangGraph ToolNode, under Traceloop's
+// LangChain JS instrumentation, some of whose calls failed: its output is
+// the node's new messages, ToolMessages, one of status error.
+var toolsNodeFailed = `(span.attributes["traceloop.span.kind"] == "workflow" and ` +
+	isMatch(`span.attributes["traceloop.entity.output"]`, `^`+regexp.QuoteMeta(toolsNodeOutputPrefix)) + ` and ` +
+	isMatch(`span.attributes["traceloop.entity.output"]`, regexp.QuoteMeta(failedToolMessage)) + `)`
 
 // FailedCondition is what `failed: true` adds to a tool or transfer
 // predicate: the span ended with status ERROR; or it is the span ADK for
 // TypeScript ends when a tool throws: named `execute_tool <tool>`, with no
 // attribute at all (and status UNSET); or it carries GenAI's error.type,
 // which the semantic conventions set where the operation ended in an error
-// (ADK records a tool's failure there).
-const FailedCondition = `(span.status.code == STATUS_CODE_ERROR` +
+// (ADK records a tool's failure there); or it is the span of a LangGraph
+// ToolNode that reports a failed call (see DefaultEvents).
+var FailedCondition = `(span.status.code == STATUS_CODE_ERROR` +
 	` or (HasPrefix(span.name, "execute_tool ") and Len(span.attributes) == 0)` +
-	` or (span.attributes["error.type"] != nil and span.attributes["error.type"] != ""))`
+	` or (span.attributes["error.type"] != nil and span.attributes["error.type"] != "")` +
+	` or ` + toolsNodeFailed + `)`
 
 // ToolCondition is the OTTL of {tool: name}: a call of that tool, failed or
 // not, under GenAI semconv (gen_ai.tool.name, or without it the span name
@@ -48,7 +73,8 @@ const FailedCondition = `(span.status.code == STATUS_CODE_ERROR` +
 // OpenLLMetry (traceloop.entity.name on a tool span; or, from its LangChain
 // JS instrumentation, whose tool spans all read `execute_tool
 // DynamicStructuredTool`, the name in the ToolMessage JSON of
-// traceloop.entity.output).
+// traceloop.entity.output; for a call that threw, the name in the ToolMessage
+// of status error its LangGraph ToolNode's span outputs).
 func ToolCondition(name string) string {
 	if IsGlob(name) {
 		return toolMatching(name)
@@ -87,7 +113,9 @@ func toolMatching(glob string) string {
 		` or (` + isMatch(`span.name`, `^execute_tool `+g+`$`) + ` and span.attributes["gen_ai.tool.name"] == nil)` +
 		` or (span.attributes["gen_ai.operation.name"] == "execute_tool" and ` +
 		isMatch(`span.attributes["traceloop.entity.output"]`,
-			`^`+regexp.QuoteMeta(toolMessagePrefix)+`(?s:.*)"name"\s*:\s*"`+globPattern(glob, `[^"]`)+`"`) + `)`
+			`^`+regexp.QuoteMeta(toolMessagePrefix)+`(?s:.*)"name"\s*:\s*"`+globPattern(glob, `[^"]`)+`"`) + `)` +
+		` or (` + toolsNodeFailed + ` and ` + isMatch(`span.attributes["traceloop.entity.output"]`,
+		failedToolMessagePattern(globPattern(glob, `[^"]`))) + `)`
 }
 
 func toolNamed(name string) string {
@@ -98,7 +126,18 @@ func toolNamed(name string) string {
 		` or (span.name == ` + strconv.Quote("execute_tool "+name) + ` and span.attributes["gen_ai.tool.name"] == nil)` +
 		` or (span.attributes["gen_ai.operation.name"] == "execute_tool" and ` +
 		isMatch(`span.attributes["traceloop.entity.output"]`,
-			`^`+regexp.QuoteMeta(toolMessagePrefix)+`(?s:.*)"name"\s*:\s*"`+regexp.QuoteMeta(name)+`"`) + `)`
+			`^`+regexp.QuoteMeta(toolMessagePrefix)+`(?s:.*)"name"\s*:\s*"`+regexp.QuoteMeta(name)+`"`) + `)` +
+		` or (` + toolsNodeFailed + ` and ` + isMatch(`span.attributes["traceloop.entity.output"]`,
+		failedToolMessagePattern(regexp.QuoteMeta(name))) + `)`
+}
+
+// failedToolMessagePattern matches a ToolMessage of status error, as
+// LangGraph's ToolNode makes one of a tool that threw (status, content, name,
+// in that order), naming a tool the pattern name matches: the content is a
+// JSON string, read to its closing quote, so that the name is this
+// message's own.
+func failedToolMessagePattern(name string) string {
+	return regexp.QuoteMeta(failedToolMessage) + `(?:[^"\\]|(?s:\\.))*","name":"` + name + `"`
 }
 
 // TransferCondition is the OTTL of {transfer_to: agent}: a transfer to that

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package stage
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/agentguard/agentguard/internal/core/events"
+	"github.com/agentguard/agentguard/internal/core/predicate"
+	"github.com/agentguard/agentguard/internal/core/sequence"
+	"github.com/agentguard/agentguard/internal/fixtures"
+)
+
+// A capture path that no call of its tool holds (result.stove_onn, where
+// the household tools' result has stove_on) is said at WARN once a minute
+// of traffic has passed, with the path the calls did hold, and counted as
+// suspected_typos{suspect=capture}; its predicate, which therefore never
+// holds, is not said again as a name typo. A capture path that is there
+// is no suspect. Real household episodes (OpenInference).
+func TestCapturePathNeverPresentIsSaidWithinAMinute(t *testing.T) {
+	core, logs := observer.New(zapcore.WarnLevel)
+	set := componenttest.NewNopTelemetrySettings()
+	set.Logger = zap.New(core)
+	reader := sdkmetric.NewManualReader()
+	typos, err := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("t").Int64Counter("suspected_typos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nopMetrics()
+	m.SuspectedTypos = typos
+
+	pcfg := predicate.Config{Predicates: predicate.List{
+		{Name: "stoveOn", Predicate: predicate.Predicate{Tool: "turn_on_stove",
+			Capture: []predicate.Capture{{Name: "on", From: "result.stove_onn"}}}},
+		{Name: "wentTo", Predicate: predicate.Predicate{Tool: "go_to",
+			Capture: []predicate.Capture{{Name: "room", From: "result.room"}}}},
+	}}
+	cfg := baseConfig()
+	cfg.GroupBy, cfg.WarnTyposAfter, cfg.Literals = sequence.ByTraceID, time.Minute, pcfg.Literals()
+	s, err := New(cfg, set, new(consumertest.TracesSink), m,
+		func() (*events.Source, error) { return events.NewSource(pcfg, cfg.GroupBy, set) }, newRecorder())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Unix(1_800_000_000, 0)
+	s.UseClock(func() time.Time { return clock })
+	for _, ep := range []string{"household-langgraph/ep-001.json", "household-langgraph/ep-004.json"} {
+		if err := s.ConsumeTraces(context.Background(), fixtures.Traces(t, ep)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	said := func() []string {
+		var out []string
+		for _, e := range logs.All() {
+			if strings.Contains(e.Message, "of traffic") {
+				out = append(out, e.Message)
+			}
+		}
+		return out
+	}
+	clock = clock.Add(30 * time.Second)
+	s.Tick(clock) // released and judged: the minute starts
+	if got := said(); len(got) != 0 {
+		t.Fatalf("warned before a minute of traffic: %q", got)
+	}
+	clock = clock.Add(time.Minute)
+	s.Tick(clock)
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := said()
+	want := `predicate stoveOn captures result.stove_onn, absent from all 2 calls of turn_on_stove in the first 1m0s of traffic: ` +
+		`the capture never binds, so the predicate never holds and assertions over it pass untested; did you mean "result.stove_on"?`
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) {
+		t.Errorf("warnings\n%q\nwant\n%q", got, want)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	counted := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, mt := range sm.Metrics {
+			for _, dp := range mt.Data.(metricdata.Sum[int64]).DataPoints {
+				v, _ := dp.Attributes.Value(attribute.Key(AttrSuspect))
+				counted[v.AsString()] += dp.Value
+			}
+		}
+	}
+	if len(counted) != 1 || counted[kindCapture] != 1 {
+		t.Errorf("suspected_typos %v, want capture: 1", counted)
+	}
+}
