@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -26,6 +27,7 @@ func runReach(args []string, stdout, stderr io.Writer) int {
 	bound := fs.Int("bound", -1, "a step bound k: P(F<=k target) (default: unbounded)")
 	safe := fs.Bool("safe", false, "print 1 - P, the probability of never reaching the target")
 	tol := fs.Float64("tolerance", dtmc.DefaultTolerance, "guaranteed absolute error of the unbounded probabilities")
+	limit := fs.Duration("time-limit", 0, "stop the solve after this long (e.g. 30s) with the best certified bound so far, exit status 4 (default: none)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -46,7 +48,10 @@ func runReach(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return fail(fmt.Errorf("--target %q: no such label in %s; labels: %s", *target, *labPath, dtmc.LabelNames(labels)))
 	}
-	sv, err := dtmc.NewSolver(dtmc.Options{Tolerance: *tol})
+	if *limit < 0 {
+		return fail(fmt.Errorf("--time-limit %v: want a positive duration", *limit))
+	}
+	sv, err := dtmc.NewSolver(dtmc.Options{Tolerance: *tol, TimeLimit: *limit, Progress: progressPrinter(stderr)})
 	if err != nil {
 		return fail(fmt.Errorf("--tolerance: %w", err))
 	}
@@ -58,7 +63,8 @@ func runReach(args []string, stdout, stderr io.Writer) int {
 	} else {
 		res, err = sv.Reach(c, l.States, p)
 	}
-	if err != nil {
+	timedOut := errors.Is(err, dtmc.ErrTimeLimit)
+	if err != nil && !timedOut {
 		return fail(err)
 	}
 	solve := time.Since(start)
@@ -71,7 +77,36 @@ func runReach(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "agentguard reach: method: %s; error bound %.3g; %d states (%d probability 0, %d probability 1, %d solved); %d transitions; read %s, solve %s, write %s\n",
 		res.Method, res.Bound, c.NumStates(), res.Prob0, res.Prob1, res.Maybe, c.NumTransitions(),
 		read.Round(time.Millisecond), solve.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	if timedOut {
+		// The answers printed are certified, to the weaker bound only.
+		fmt.Fprintln(stderr, "agentguard reach:", err)
+		return exitTimeLimit
+	}
 	return 0
+}
+
+// exitTimeLimit is reach's exit status when --time-limit stopped the solve
+// before the answers met --tolerance.
+const exitTimeLimit = 4
+
+// progressPrinter writes the solver's progress reports as stderr lines.
+func progressPrinter(stderr io.Writer) func(dtmc.Progress) {
+	return func(pr dtmc.Progress) {
+		line := fmt.Sprintf("agentguard reach: %s: %s", pr.Elapsed.Round(100*time.Millisecond), pr.Phase)
+		if !math.IsNaN(pr.Done) {
+			line += fmt.Sprintf(", %.0f%% done", 100*pr.Done)
+		}
+		if !math.IsNaN(pr.Residual) {
+			line += fmt.Sprintf(", residual %.3g", pr.Residual)
+		}
+		if !math.IsNaN(pr.Bound) {
+			line += fmt.Sprintf(", certified within %.3g", pr.Bound)
+		}
+		if pr.Left > 0 {
+			line += fmt.Sprintf(", about %s left", pr.Left.Round(time.Second))
+		}
+		fmt.Fprintln(stderr, line)
+	}
 }
 
 // writeStates prints one "STATE PROBABILITY" line a state (1 − P with safe),

@@ -7,9 +7,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentguard/agentguard/internal/core/dtmc"
+	"github.com/agentguard/agentguard/internal/core/dtmc/randchain"
 )
 
 const dtmcData = "../../testdata/dtmc/"
@@ -116,4 +121,90 @@ func TestReachPersistentLine(t *testing.T) {
 		want[i] = float64(i) / (n + 1)
 	}
 	checkStateLines(t, out, want)
+}
+
+// writeGrid writes randchain.Grid's w×w walk as PRISM explicit files and
+// returns their paths and the exact answers, x/(w+1) from column x.
+func writeGrid(t *testing.T, w int) (tra, lab string, want []float64) {
+	t.Helper()
+	var b strings.Builder
+	rows := slices.Collect(randchain.Grid(w))
+	transitions := 0
+	for _, r := range rows {
+		transitions += len(r.To)
+	}
+	fmt.Fprintf(&b, "%d %d\n", len(rows), transitions)
+	for s, r := range rows {
+		for i, to := range r.To {
+			fmt.Fprintf(&b, "%d %d %s\n", s, to, strconv.FormatFloat(r.Prob[i], 'g', -1, 64))
+		}
+	}
+	dir := t.TempDir()
+	tra, lab = filepath.Join(dir, "grid.tra"), filepath.Join(dir, "grid.lab")
+	os.WriteFile(tra, []byte(b.String()), 0o644)
+	os.WriteFile(lab, []byte(fmt.Sprintf("0=\"init\" 1=\"target\"\n1: 0\n%d: 1\n", w*w+1)), 0o644)
+	want = make([]float64, w*w+2)
+	for s := 1; s <= w*w; s++ {
+		want[s] = float64((s-1)%w+1) / float64(w+1)
+	}
+	want[w*w+1] = 1
+	return tra, lab, want
+}
+
+// A grid too wide for the band is answered exactly by the sparse
+// factorization, which stderr names.
+func TestReachGridSparse(t *testing.T) {
+	tra, lab, want := writeGrid(t, 160)
+	code, out, errs := runCmd("reach", "--tra", tra, "--lab", lab, "--target", "target")
+	if code != 0 || !strings.Contains(errs, "method: sparse; error bound ") || !strings.Contains(errs, "25600 solved") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	checkStateLines(t, out, want)
+}
+
+// --time-limit stops the solve: every state is still printed, within the
+// bound stderr certifies, which is not the requested tolerance, and the exit
+// status is 4. A limit of a nanosecond stops the factorization at its first
+// progress check.
+func TestReachTimeLimit(t *testing.T) {
+	tra, lab, want := writeGrid(t, 160)
+	code, out, errs := runCmd("reach", "--tra", tra, "--lab", lab, "--target", "target", "--time-limit", "1ns")
+	if code != exitTimeLimit || !strings.Contains(errs, "method: none; error bound 0.5;") ||
+		!strings.Contains(errs, "time limit reached after 1ns: the answers are certified within 0.5, not the requested 1e-09") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d", len(lines), len(want))
+	}
+	for s, line := range lines {
+		f := strings.Fields(line)
+		p, err := strconv.ParseFloat(f[1], 64)
+		if err != nil || f[0] != strconv.Itoa(s) || math.Abs(p-want[s]) > 0.5 {
+			t.Fatalf("line %q: want state %d within 0.5 of %g", line, s, want[s])
+		}
+	}
+	// A limit the solve meets changes nothing.
+	if code, _, errs := runCmd("reach", "--tra", tra, "--lab", lab, "--target", "target", "--time-limit", "10m"); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runCmd("reach", "--tra", tra, "--lab", lab, "--target", "target", "--time-limit", "-1s"); code != 2 || !strings.Contains(errs, "--time-limit") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// The progress lines name the phase and say what is known: the fraction
+// done and the time left, the residual, the certified bound.
+func TestReachProgressLines(t *testing.T) {
+	var b strings.Builder
+	print := progressPrinter(&b)
+	print(dtmc.Progress{Elapsed: 6 * time.Second, Phase: "sparse LU", Done: 0.25, Left: 18 * time.Second, Bound: math.NaN(), Residual: math.NaN()})
+	print(dtmc.Progress{Elapsed: 9 * time.Second, Phase: "interval iteration", Done: math.NaN(), Left: time.Minute, Bound: 0.0123, Residual: math.NaN()})
+	print(dtmc.Progress{Elapsed: 12 * time.Second, Phase: "BiCGSTAB", Done: math.NaN(), Bound: math.NaN(), Residual: 3e-12})
+	want := "agentguard reach: 6s: sparse LU, 25% done, about 18s left\n" +
+		"agentguard reach: 9s: interval iteration, certified within 0.0123, about 1m0s left\n" +
+		"agentguard reach: 12s: BiCGSTAB, residual 3e-12\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
 }

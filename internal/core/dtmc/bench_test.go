@@ -215,3 +215,31 @@ func BenchmarkPersistentLine(b *testing.B) {
 
 // move is lineChain's probability of each step.
 func move(stay float64) float64 { return math.Round((1-stay)/2*0x1p54) / 0x1p54 }
+
+// BenchmarkGrid: the persistent grid walks of docs/performance.md
+// (randchain.Grid), certified to 1e-9: by the band while it is narrow
+// enough (100×100, 150×150), by sparse LU beyond (300×300; before it,
+// interval iteration, which did not end in minutes).
+func BenchmarkGrid(b *testing.B) {
+	for _, tc := range []struct {
+		w      int
+		method Method
+	}{{100, MethodBanded}, {150, MethodBanded}, {300, MethodSparse}} {
+		c, target := gridChain(tc.w, nil)
+		b.Run(fmt.Sprintf("w=%d", tc.w), func(b *testing.B) {
+			sv := mustSolver(b, Options{})
+			p := make([]float64, c.NumStates())
+			b.ReportAllocs()
+			var res Result
+			for b.Loop() {
+				var err error
+				if res, err = sv.Reach(c, target, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if res.Method != tc.method || res.Bound > DefaultTolerance {
+				b.Fatalf("%+v", res)
+			}
+		})
+	}
+}

@@ -12,9 +12,11 @@
 // the manner of gonum. Reachability first finds the states with probability
 // 0 and 1 by graph search; the others (maybe states) are solved by dense LU
 // when there are at most Options.DirectMax of them, by banded LU when their
-// system is narrow in index order (a birth-death line is tridiagonal), else
-// by BiCGSTAB, and by dense LU again up to denseFallbackMax states when
-// BiCGSTAB cannot certify its answer. Every answer carries an a-posteriori
+// system is narrow in index order (a birth-death line is tridiagonal), by
+// sparse LU in nested-dissection order when the band is too wide but the
+// factors stay small (a grid; see sparse.go and the sparselu package), else
+// by BiCGSTAB, and by dense LU (up to denseFallbackMax states) or sparse LU
+// whatever its fill when BiCGSTAB cannot certify its answer. Every answer carries an a-posteriori
 // bound ‖r‖∞·τ̄, the residual times a verified upper bound on the expected
 // steps to leave the maybe states; the factorizations refine their answer in
 // double-double precision and bound its residual rigorously, which certifies

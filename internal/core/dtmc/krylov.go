@@ -8,6 +8,8 @@ import "math"
 // maybe states' entries are used).
 type krylovWork struct {
 	x, b, r, rhat, p, v, s, t, dinv []float64
+	watch                           *watch
+	stopped                         bool // the last run was stopped by the time limit
 }
 
 // krylovMaxIter caps the iterations of one BiCGSTAB run; a system that needs
@@ -34,6 +36,7 @@ func (sv *Solver) solveKrylov(c *Chain, p []float64, tol float64) (bound float64
 		clear(*v)
 	}
 	sv.tau = grow(sv.tau, n)
+	w.watch, w.stopped = &sv.watch, false
 	for _, s := range sv.maybe {
 		w.dinv[s] = 1 / (1 - c.Prob(int(s), int(s)))
 	}
@@ -69,12 +72,20 @@ func (sv *Solver) solveKrylov(c *Chain, p []float64, tol float64) (bound float64
 	// The preconditioned residual bounds the true one (1 − P(s|s) ≤ 1); a
 	// margin covers the drift between the recursive and the true residual,
 	// and a restart from the current iterate gets a second chance.
+	// bound is that of the answer last written to p (0: none yet).
 	goal := tol / tauBound / 4
 	for range 3 {
 		it, ok = w.bicgstab(c, sv.maybe, goal)
 		iters += it
+		if !ok && w.stopped {
+			// The time limit: the iterate is as good an answer as any.
+			for _, s := range sv.maybe {
+				p[s] = min(max(w.x[s], 0), 1)
+			}
+			return sv.residualNorm(c, p) * tauBound * (1 + roundoff), iters, false
+		}
 		if !ok {
-			return 0, iters, false
+			return bound, iters, false
 		}
 		for _, s := range sv.maybe {
 			p[s] = min(max(w.x[s], 0), 1)
@@ -165,6 +176,10 @@ func (w *krylovWork) bicgstab(c *Chain, maybe []int32, goal float64) (int, bool)
 		}
 		if res <= goal {
 			return it, true
+		}
+		if !w.watch.tick(math.NaN(), math.NaN(), res) {
+			w.stopped = true
+			return it, false
 		}
 		rho = rho1
 	}

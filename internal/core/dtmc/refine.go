@@ -98,7 +98,7 @@ func (sv *Solver) solveRefined(c *Chain, f factorization, p []float64, tol float
 		}
 		// The last term is the rounding of x_hi + x_lo to the printed float.
 		bound = rmax*tauBound*(1+2*roundoff) + roundoff*xmax
-		if bound <= tol*1e-3 || !(bound < prev/2) || step == refineMaxSteps {
+		if bound <= tol*1e-3 || !(bound < prev/2) || step == refineMaxSteps || !sv.watch.tickBound(bound) {
 			break
 		}
 		prev = bound

@@ -2,7 +2,10 @@
 
 package dtmc
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Defaults of Options.
 const (
@@ -22,14 +25,21 @@ type Options struct {
 	// a step.
 	Tolerance float64
 	// DirectMax is the largest number of maybe states solved by dense LU
-	// (default 300); beyond it a narrow band is factorized, and up to
-	// denseFallbackMax a system BiCGSTAB cannot certify is factorized densely.
-	// A negative value never factorizes: it always iterates.
+	// (default 300); beyond it a narrow band or a sparse LU is factorized,
+	// and up to denseFallbackMax a system BiCGSTAB cannot certify is
+	// factorized densely. A negative value never factorizes: it always
+	// iterates.
 	DirectMax int
 	// MaxSweeps caps the sweeps of interval iteration (default 1e7).
 	MaxSweeps int
 	// Iteration chooses the method for systems too large for LU.
 	Iteration Iteration
+	// TimeLimit, when positive, stops Reach after about that long with
+	// ErrTimeLimit and the best answer certified by then.
+	TimeLimit time.Duration
+	// Progress, when not nil, receives a report every few seconds of a
+	// Reach that takes longer than a few seconds.
+	Progress func(Progress)
 }
 
 // Iteration is the iterative method for large systems.
@@ -71,9 +81,11 @@ const (
 	MethodGraph    Method = "graph"    // no maybe states: the graph precomputation decided everything
 	MethodDirect   Method = "direct"   // dense LU and iterative refinement, with an a-posteriori error bound
 	MethodBanded   Method = "banded"   // banded LU and iterative refinement, with an a-posteriori error bound
+	MethodSparse   Method = "sparse"   // sparse LU in nested dissection order and iterative refinement, with an a-posteriori error bound
 	MethodInterval Method = "interval" // interval iteration from below and above
 	MethodKrylov   Method = "krylov"   // BiCGSTAB, with an a-posteriori error bound
 	MethodBounded  Method = "bounded"  // k steps of exact iteration
+	MethodNone     Method = "none"     // stopped by the time limit before any method had an answer: ½ everywhere
 )
 
 // Result describes one solve.
@@ -118,6 +130,7 @@ type Solver struct {
 	xlo   []float64
 	kry   krylovWork
 	scc   sccWork
+	watch watch
 }
 
 // NewSolver returns a solver with the options, defaults filled in.
@@ -149,43 +162,98 @@ func (sv *Solver) Reach(c *Chain, target []bool, p []float64) (Result, error) {
 		res.Method = MethodGraph
 		return res, nil
 	}
-	tol, direct := sv.opt.Tolerance, sv.opt.DirectMax >= 0
-	// Exact factorizations first where they are cheap: they certify
-	// persistent chains, which no iteration does in reasonable time.
-	if direct && res.Maybe <= sv.opt.DirectMax {
-		if f, ok := sv.factorDense(c); ok {
-			if bound, ok := sv.solveRefined(c, f, p, tol); ok {
-				res.Method, res.Bound = MethodDirect, bound
-				return res, nil
-			}
-		}
-	} else if direct {
-		if f, ok := sv.factorBanded(c); ok {
-			if bound, ok := sv.solveRefined(c, f, p, tol); ok {
-				res.Method, res.Bound = MethodBanded, bound
-				return res, nil
-			}
-		}
+	sv.watch.begin(sv.opt)
+	if sv.solveExact(c, p, &res) {
+		return res, nil
 	}
-	if sv.opt.Iteration == IterationAuto && res.Maybe > sv.opt.DirectMax {
-		if bound, iters, ok := sv.solveKrylov(c, p, tol); ok {
-			res.Method, res.Bound, res.Sweeps = MethodKrylov, bound, iters
-			return res, nil
-		}
+	if sv.watch.expired() {
+		return sv.timeUp(p, res)
 	}
-	// A wide system that BiCGSTAB cannot certify, small enough to factorize
-	// densely in well under a second.
-	if direct && res.Maybe > sv.opt.DirectMax && res.Maybe <= denseFallbackMax {
-		if f, ok := sv.factorDense(c); ok {
-			if bound, ok := sv.solveRefined(c, f, p, tol); ok {
-				res.Method, res.Bound = MethodDirect, bound
-				return res, nil
-			}
-		}
-	}
+	sv.watch.enter("interval iteration")
 	sweeps, width, err := sv.intervalIterate(c, p, sv.opt.Tolerance)
 	res.Method, res.Sweeps, res.Bound = MethodInterval, sweeps, width/2
+	if width > 2*sv.opt.Tolerance && sv.watch.expired() {
+		return sv.timeUp(p, res)
+	}
 	return res, err
+}
+
+// solveExact tries the methods with an a-posteriori bound, cheapest first
+// for the system's shape, and reports whether one met the tolerance; res
+// then has its method and bound. On the time limit it stops with res
+// holding the best bound certified so far (0 when none).
+func (sv *Solver) solveExact(c *Chain, p []float64, res *Result) bool {
+	tol, direct := sv.opt.Tolerance, sv.opt.DirectMax >= 0
+	small := res.Maybe <= sv.opt.DirectMax
+	res.Bound = 0
+	refined := func(method Method, f factorization, ok bool) bool {
+		if !ok {
+			return false
+		}
+		sv.watch.enter("refinement")
+		// A bound is returned with the answer it bounds, written to p:
+		// res describes what p holds.
+		bound, ok := sv.solveRefined(c, f, p, tol)
+		if bound > 0 {
+			res.Method, res.Bound = method, bound
+		}
+		return ok
+	}
+	// Exact factorizations first where they are cheap: they certify
+	// persistent chains, which no iteration does in reasonable time.
+	if direct && small {
+		f, ok := sv.factorDense(c)
+		return refined(MethodDirect, f, ok)
+	}
+	if direct {
+		if f, ok := sv.factorBanded(c); refined(MethodBanded, f, ok) {
+			return true
+		}
+		// A sparse factorization whose fill stays low (a grid, a product
+		// of a few small chains): cheaper than BiCGSTAB can be sure to be.
+		// Up to denseFallbackMax states dense LU backs BiCGSTAB instead.
+		if res.Maybe > denseFallbackMax {
+			if f, ok := sv.factorSparse(c, true); refined(MethodSparse, f, ok) || sv.watch.expired() {
+				return res.Method == MethodSparse && res.Bound <= tol
+			}
+		}
+	}
+	if sv.opt.Iteration == IterationAuto {
+		sv.watch.enter("BiCGSTAB")
+		bound, iters, ok := sv.solveKrylov(c, p, tol)
+		if ok || sv.watch.expired() {
+			if bound > 0 {
+				res.Method, res.Bound, res.Sweeps = MethodKrylov, bound, iters
+			}
+			return ok
+		}
+	}
+	if !direct {
+		return false
+	}
+	// A wide system that BiCGSTAB cannot certify: densely when that takes
+	// well under a second, else by sparse LU whatever its fill, within the
+	// limits of memory and time.
+	if res.Maybe <= denseFallbackMax {
+		f, ok := sv.factorDense(c)
+		return refined(MethodDirect, f, ok)
+	}
+	f, ok := sv.factorSparse(c, false)
+	return refined(MethodSparse, f, ok)
+}
+
+// timeUp ends a solve stopped by the time limit: the answer of the method
+// that was running when its bound is below ½, else ½ on every maybe state,
+// within ½ of any probability.
+func (sv *Solver) timeUp(p []float64, res Result) (Result, error) {
+	if !(res.Bound > 0 && res.Bound < 0.5) {
+		for _, s := range sv.maybe {
+			p[s] = 0.5
+		}
+		res.Method, res.Bound = MethodNone, 0.5
+	}
+	return res, fmt.Errorf("%w after %v: the answers are certified within %.3g, not the requested %g",
+		ErrTimeLimit, sv.opt.TimeLimit, res.Bound, sv.opt.Tolerance)
 }
 
 func checkVectors(c *Chain, target []bool, p []float64) error {
@@ -279,7 +347,7 @@ func (sv *Solver) intervalIterate(c *Chain, p []float64, tol float64) (sweeps in
 	}
 	order, _ := sv.orderBySCC(c)
 	width = 1
-	for sweeps < sv.opt.MaxSweeps && width > 2*tol {
+	for sweeps < sv.opt.MaxSweeps && width > 2*tol && sv.watch.tickBound(width/2) {
 		width = sweepInterval(c, order, lu)
 		sweeps++
 	}

@@ -27,7 +27,9 @@ func (sv *Solver) ExpectedSteps(c *Chain, target []bool, tau []float64) (float64
 	if m <= sv.opt.DirectMax {
 		f, ok = sv.factorDense(c)
 	} else if sv.opt.DirectMax >= 0 {
-		f, ok = sv.factorBanded(c)
+		if f, ok = sv.factorBanded(c); !ok && m > denseFallbackMax {
+			f, ok = sv.factorSparse(c, true)
+		}
 	}
 	if ok {
 		sv.sol = grow(sv.sol, m)

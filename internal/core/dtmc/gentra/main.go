@@ -6,6 +6,7 @@
 //
 //	go run ./internal/core/dtmc/gentra -family random -n 1000000 -absorb 0.05 -o /tmp/r6
 //	go run ./internal/core/dtmc/gentra -family line -n 1000 -stay 0.999 -o /tmp/line
+//	go run ./internal/core/dtmc/gentra -family grid -n 300 -o /tmp/grid300
 //
 // random: n transient states of out-degree 8, as the package's benchmark
 // draws them (same generator, same seed), then the target (state n) and a
@@ -14,7 +15,10 @@
 // target); each inner state stays put with probability stay and moves to
 // either neighbour with (1−stay)/2. The move probability is rounded to a
 // multiple of 2⁻⁵⁴ so that stay = 1 − 2·move is a float64 and every row sums
-// to exactly 1: the answer from state i is then exactly i/(n+1).
+// to exactly 1: the answer from state i is then exactly i/(n+1). grid: the
+// persistent walk on an n×n grid of randchain.Grid (states 0 the sink, 1..n²
+// the cells row by row, n²+1 the target); the answer from a cell in column
+// x is exactly x/(n+1), which is (s−1) mod n + 1 for state s.
 package main
 
 import (
@@ -31,8 +35,8 @@ import (
 )
 
 func main() {
-	family := flag.String("family", "random", "random, lazy or line")
-	n := flag.Int("n", 1000, "transient states (random, lazy) or inner states (line)")
+	family := flag.String("family", "random", "random, lazy, line or grid")
+	n := flag.Int("n", 1000, "transient states (random, lazy), inner states (line) or the grid's side (grid)")
 	absorb := flag.Float64("absorb", 0.05, "random, lazy: each row's probability of leaving to the target or the sink")
 	stay := flag.Float64("stay", 0.999, "line: the self-loop probability")
 	out := flag.String("o", "chain", "output prefix: writes PREFIX.tra and PREFIX.lab")
@@ -60,8 +64,13 @@ func run(family string, n int, absorb, stay float64, out string) error {
 			return fmt.Errorf("-stay %g: want a number in [0, 1)", stay)
 		}
 		rows, initial, target = lineRows(n, stay), 1, n+1
+	case "grid":
+		if n > 46_000 {
+			return fmt.Errorf("-n %d: a grid's side is at most 46 000", n)
+		}
+		rows, initial, target = randchain.Grid(n), 1, n*n+1
 	default:
-		return fmt.Errorf("-family %q: want random, lazy or line", family)
+		return fmt.Errorf("-family %q: want random, lazy, line or grid", family)
 	}
 	states, transitions := 0, 0
 	for r := range rows {

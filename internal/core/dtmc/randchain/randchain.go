@@ -70,3 +70,57 @@ func sorted(probs map[int32]float64) Row {
 	}
 	return r
 }
+
+// GridMove is the probability of each of a grid walk's four moves, 2⁻¹²:
+// a persistent walk, whose self-loop 1 − 4·2⁻¹² is exact in binary.
+const GridMove = 0x1p-12
+
+// Grid yields the rows of the persistent walk on a w×w grid: state 0 is a
+// sink (the column left of the grid), states 1..w² the cells, row by row
+// (cell (x, y), both from 1, is state (y−1)·w + x), and state w²+1 the
+// target (the column right of it). From a cell the walk moves left, right,
+// up or down with GridMove each, stepping off the left or right edge into
+// the sink or the target; a move off the top or bottom edge stays put,
+// which leaves the horizontal coordinate a lazy gambler's walk: P(F target)
+// from column x is exactly x/(w+1), every row summing to exactly 1. The
+// band in index order is w wide on each side, so w⁴ multiply-adds for a
+// banded factorization.
+func Grid(w int) iter.Seq[Row] {
+	return func(yield func(Row) bool) {
+		if !yield(Row{To: []int32{0}, Prob: []float64{1}}) {
+			return
+		}
+		for y := 1; y <= w; y++ {
+			for x := 1; x <= w; x++ {
+				if !yield(gridRow(w, x, y)) {
+					return
+				}
+			}
+		}
+		target := int32(w*w + 1)
+		yield(Row{To: []int32{target}, Prob: []float64{1}})
+	}
+}
+
+func gridRow(w, x, y int) Row {
+	cell := func(x, y int) int32 {
+		switch {
+		case x == 0:
+			return 0
+		case x == w+1:
+			return int32(w*w + 1)
+		}
+		return int32((y-1)*w + x)
+	}
+	self := cell(x, y)
+	probs := map[int32]float64{self: 1 - 4*GridMove}
+	for _, d := range [][2]int{{-1, 0}, {1, 0}, {0, -1}, {0, 1}} {
+		nx, ny := x+d[0], y+d[1]
+		if ny < 1 || ny > w {
+			probs[self] += GridMove
+			continue
+		}
+		probs[cell(nx, ny)] += GridMove
+	}
+	return sorted(probs)
+}

@@ -59,3 +59,35 @@ func TestRowsStopEarly(t *testing.T) {
 		t.Fatal(seen)
 	}
 }
+
+// The grid's rows sum to exactly 1, its cells number row by row, and its
+// columns are the gambler's walk: every cell's moves to the left and to the
+// right are equal.
+func TestGrid(t *testing.T) {
+	const w = 5
+	rows := slices.Collect(Grid(w))
+	if len(rows) != w*w+2 {
+		t.Fatalf("%d rows, want %d", len(rows), w*w+2)
+	}
+	for s, r := range rows {
+		sum := 0.0
+		for i, p := range r.Prob {
+			sum += p
+			if p <= 0 || (i > 0 && r.To[i] <= r.To[i-1]) {
+				t.Fatalf("row %d: %v %v", s, r.To, r.Prob)
+			}
+		}
+		if sum != 1 {
+			t.Fatalf("row %d sums to %.17g", s, sum)
+		}
+	}
+	// Cell (1, 1) is state 1: left to the sink, right to state 2, down to
+	// state 1+w, up off the edge (stays).
+	if r := rows[1]; !slices.Equal(r.To, []int32{0, 1, 2, 1 + w}) || r.Prob[1] != 1-3*GridMove {
+		t.Errorf("cell (1, 1): %v %v", r.To, r.Prob)
+	}
+	// Cell (w, 3), state 3w: right to the target.
+	if r := rows[3*w]; !slices.Contains(r.To, w*w+1) || r.Prob[slices.Index(r.To, int32(3*w))] != 1-4*GridMove {
+		t.Errorf("cell (w, 3): %v %v", r.To, r.Prob)
+	}
+}
