@@ -192,7 +192,8 @@ DTMC_DATA ?= dist/dtmc
 DTMC_CHAINS = random-1e5-5:random:100000:0.05:0 random-1e5-0.5:random:100000:0.005:0 \
 	random-1e6-5:random:1000000:0.05:0 random-1e6-0.5:random:1000000:0.005:0 lazy-1e5:lazy:100000:0.05:0 \
 	line-1e3-0.999:line:1000:0:0.999 line-1e4-0.999:line:10000:0:0.999 line-1e4-0.99999:line:10000:0:0.99999 \
-	line-1e5-0.999:line:100000:0:0.999 line-1e5-0.99999:line:100000:0:0.99999
+	line-1e5-0.999:line:100000:0:0.999 line-1e5-0.99999:line:100000:0:0.99999 \
+	grid-200:grid:200:0:0 grid-300:grid:300:0:0 grid-500:grid:500:0:0 grid-1000:grid:1000:0:0
 dtmc-scale:
 	mkdir -p $(DTMC_DATA)
 	$(GO) build -o $(DTMC_DATA)/agentguard ./cmd/agentguard
@@ -203,6 +204,7 @@ dtmc-scale:
 	  echo "== $$name"; \
 	  /usr/bin/time -f "   %e s wall, %U s user, %M KB peak" $(DTMC_DATA)/agentguard reach --tra $$f.tra --lab $$f.lab --target target > $$f.out || exit 1; \
 	  if [ $$family = line ]; then awk -v N=$$n 'NR>1 && NR<=N+1 {d=$$2-$$1/(N+1); if (d<0) d=-d; if (d>m) m=d} END {printf "   largest |p(i) - i/(N+1)|: %g\n", m}' $$f.out; fi; \
+	  if [ $$family = grid ]; then awk -v W=$$n 'NR>1 && NR<=W*W+1 {x=($$1-1)%W+1; d=$$2-x/(W+1); if (d<0) d=-d; if (d>m) m=d} END {printf "   largest |p - x/(W+1)|: %g\n", m}' $$f.out; fi; \
 	done
 
 # Prometheus (promtool) and Alertmanager from Debian (2.42, 0.25), installed
