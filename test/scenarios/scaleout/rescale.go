@@ -92,12 +92,15 @@ func (r *routing) grow(routerAddr string) error {
 }
 
 // finish waits for the conversations to end and their verdicts to come,
-// and stops the collectors.
+// and for the sampler to decide, and stops the collectors.
 func (r *routing) finish() error {
 	sent := time.Now()
+	// The conversations end group_timeout after their last trace, and their
+	// end-of-conversation verdicts come then.
 	time.Sleep(time.Until(sent.Add(r.groupTimeout + settle)))
 	r.singleSink.WaitQuiet(time.Second, 20*time.Second)
 	r.tierSink.WaitQuiet(time.Second, 20*time.Second)
+	// The sampler decides decision_wait after a trace's first span.
 	time.Sleep(time.Until(sent.Add(r.groupTimeout + settle + r.decisionWait + time.Second)))
 	r.kept.WaitQuiet(time.Second, 20*time.Second)
 	if err := r.running.alive(); err != nil {

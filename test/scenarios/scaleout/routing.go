@@ -248,21 +248,7 @@ func (r *routing) play(reqs [][]byte, singleAddr, routerAddr string) error {
 		// As hooks ask: after each conversation's last span, before it ends.
 		r.decisionProblems = askAll(r.riskSingle, r.riskTier, r.questions)
 	}
-	sent := time.Now()
-	// The conversations end group_timeout after their last trace, and their
-	// end-of-conversation verdicts come then.
-	time.Sleep(time.Until(sent.Add(r.groupTimeout + settle)))
-	r.singleSink.WaitQuiet(time.Second, 20*time.Second)
-	r.tierSink.WaitQuiet(time.Second, 20*time.Second)
-	// The sampler decides decision_wait after a trace's first span.
-	time.Sleep(time.Until(sent.Add(r.groupTimeout + settle + r.decisionWait + time.Second)))
-	r.kept.WaitQuiet(time.Second, 20*time.Second)
-	if err := r.running.alive(); err != nil {
-		return err
-	}
-	r.running.stop()
-	r.running = nil
-	return nil
+	return r.finish()
 }
 
 // outcome is one routing's run judged.
