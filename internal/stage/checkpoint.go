@@ -242,6 +242,7 @@ func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
 			return false, 0, fmt.Errorf("group %q saved twice", r.saved.key)
 		}
 		w.groups.Touch(r.saved.key, time.Unix(0, r.saved.seen), func() *group[G] { return r.g })
+		w.held.add(r.saved.key)
 		s.openGroups.Add(1)
 	}
 	return h.clean, len(rs), nil
@@ -258,6 +259,7 @@ func (s *Stage[G]) restoreKept(kept [][]byte) error {
 		}
 		w := s.workers[s.workerOf(sg.key)]
 		w.retained.Touch(sg.key, time.Unix(0, sg.seen), func() []byte { return data })
+		w.held.add(sg.key)
 	}
 	return nil
 }

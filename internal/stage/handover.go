@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -59,7 +60,48 @@ var ErrOtherConfiguration = errors.New("the group's state is of another configur
 func (s *Stage[G]) UseTier(tier Tier) {
 	if _, ok := s.eval.(Checkpointer[G]); ok {
 		s.tier = tier
+		for _, w := range s.workers {
+			w.held = &heldKeys{keys: map[string]struct{}{}}
+		}
 	}
+}
+
+// heldKeys are the keys of the groups a worker holds, open or kept,
+// readable from other goroutines. A member's worker waits on its peers for
+// each new conversation; if a peer's answer that it does not hold one
+// waited on the peer's worker in turn, two members would wait on each
+// other. Kept only in a tier; nil outside one.
+type heldKeys struct {
+	mu   sync.Mutex
+	keys map[string]struct{}
+}
+
+func (h *heldKeys) add(key string) {
+	if h != nil {
+		h.mu.Lock()
+		h.keys[key] = struct{}{}
+		h.mu.Unlock()
+	}
+}
+
+func (h *heldKeys) remove(key string) {
+	if h != nil {
+		h.mu.Lock()
+		delete(h.keys, key)
+		h.mu.Unlock()
+	}
+}
+
+// mayHold is false when the worker surely does not hold key; outside a
+// tier it cannot tell.
+func (h *heldKeys) mayHold(key string) bool {
+	if h == nil {
+		return true
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.keys[key]
+	return ok
 }
 
 // HandOver gives up group key, open or kept, to another collector of the
@@ -74,10 +116,14 @@ func (s *Stage[G]) HandOver(ctx context.Context, key, fingerprint string) (saved
 	if fingerprint != cp.Fingerprint() {
 		return nil, false, fmt.Errorf("%w (asked under %.12s, held under %.12s): give both collectors the same processor configuration", ErrOtherConfiguration, fingerprint, cp.Fingerprint())
 	}
+	w := s.workers[s.workerOf(key)]
+	if !w.held.mayHold(key) {
+		return nil, false, nil
+	}
 	out := make(chan []byte, 1)
 	s.ensureWorkers()
 	s.releaseGroup(key)
-	s.workers[s.workerOf(key)].in.put(work[G]{query: func(w *worker[G]) { out <- w.giveUp(ctx, cp, key) }})
+	w.in.put(work[G]{query: func(w *worker[G]) { out <- w.giveUp(ctx, cp, key) }})
 	select {
 	case saved = <-out:
 		return saved, saved != nil, nil
@@ -123,6 +169,7 @@ func (w *worker[G]) giveUp(ctx context.Context, cp Checkpointer[G], key string) 
 	} else {
 		return nil
 	}
+	w.held.remove(key)
 	// A turn of it that still comes here (sent before the router switched)
 	// starts a group marked partial.
 	w.forgotten.add(key, markRescale, time.Now())

@@ -5,6 +5,8 @@ package stage
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -120,5 +122,60 @@ func TestHandOverTakesTheHeldTurnsAlong(t *testing.T) {
 	feed(t, a, &clock, 3, "moved")
 	if ra.marks["moved"] != HistoryPartial {
 		t.Errorf("a turn back at the old member after the hand-over: %v, want partial", ra.marks["moved"])
+	}
+}
+
+// lateTier is a tier whose member is known only once both are made.
+type lateTier struct{ other **Stage[*recGroup] }
+
+func (t lateTier) TakeOver(ctx context.Context, key, fingerprint string) ([]byte, bool, error) {
+	return (*t.other).HandOver(ctx, key, fingerprint)
+}
+
+// Two members, each the other's peer, both opening new conversations at
+// once: each worker waits on the other member for every new one, and the
+// other answers "not held" without its worker, so that they never wait on
+// each other (which would mark every conversation partial after a second).
+func TestMembersTakingOverAtOnceDoNotWaitOnEachOther(t *testing.T) {
+	clock := time.Unix(1_800_000_000, 0)
+	var a, b *Stage[*recGroup]
+	ra, rb := newRecorder(), newRecorder()
+	a = member(t, ra, &clock, lateTier{&b})
+	b = member(t, rb, &clock, lateTier{&a})
+	start := time.Now()
+	done := make(chan error, 2)
+	for i, s := range []*Stage[*recGroup]{a, b} {
+		go func() {
+			for c := range 40 {
+				td := fixtures.StoveTrace(c, fmt.Sprintf("m%d-conv-%d", i, c), fixtures.ToolCall{Tool: "stir"})
+				if err := s.ConsumeTraces(context.Background(), td); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock = clock.Add(2 * time.Second)
+	var wg sync.WaitGroup
+	wg.Go(func() { a.Tick(clock) })
+	wg.Go(func() { b.Tick(clock) })
+	wg.Wait()
+	for _, r := range []*recorder{ra, rb} {
+		r.mu.Lock()
+		for key, h := range r.marks {
+			if !h.Complete() {
+				t.Errorf("%s marked %v: a take-over timed out", key, h)
+			}
+		}
+		r.mu.Unlock()
+	}
+	if took := time.Since(start); took > takeOverTimeout {
+		t.Errorf("80 new conversations took %v", took)
 	}
 }

@@ -34,6 +34,7 @@ func (w *worker[G]) retain(key string, g *group[G], now time.Time) {
 	for w.retained.Len() > w.maxGroups {
 		oldest := w.retained.Oldest()
 		w.retained.Remove(oldest)
+		w.held.remove(oldest)
 		w.forgotten.add(oldest, markRetention, now)
 	}
 }
@@ -42,6 +43,7 @@ func (w *worker[G]) retain(key string, g *group[G], now time.Time) {
 func (w *worker[G]) expireRetained(now time.Time) {
 	for _, key := range w.retained.Idle(now, w.s.cfg.Retention) {
 		w.retained.Remove(key)
+		w.held.remove(key)
 		w.forgotten.add(key, markRetention, now)
 	}
 }

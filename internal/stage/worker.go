@@ -34,6 +34,7 @@ type worker[G any] struct {
 	forgotten *forgotten         // groups ended early, or kept and let go: a return is marked partial
 	retained  *Recent[[]byte]    // groups that ended idle, saved, for Retention: a later turn continues them
 	judged    *judgedSpans       // nil unless Config.RememberJudged
+	held      *heldKeys          // in a tier: the keys of its groups, for hand-overs
 	// unforgotten is journal entries of spans passed on that the storage
 	// did not delete: tried again with the next item, and meanwhile no
 	// checkpoint is written.
@@ -163,6 +164,7 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 	start := time.Now()
 	g := w.groups.Touch(key, seen, func() *group[G] {
 		w.s.openGroups.Add(1)
+		w.held.add(key)
 		if g := w.resume(ctx, key); g != nil {
 			return g
 		}
@@ -288,6 +290,9 @@ func (w *worker[G]) end(ctx context.Context, b *batch, key, reason string, now t
 		w.forgotten.add(key, markBound, now)
 	case reason == endIdle && !g.own:
 		w.retain(key, g, now) // saved before End reports its end-of-sequence verdicts
+	}
+	if _, kept := w.retained.Get(key); !kept {
+		w.held.remove(key)
 	}
 	w.s.eval.End(ctx, key, g.state, g.history, at)
 }
