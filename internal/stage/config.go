@@ -58,9 +58,12 @@ type LatePolicy int
 
 const (
 	// LatePass ends a trace that is a group of its own as soon as it is
-	// released, and passes its late spans on unjudged: nothing is left to
-	// continue. Late spans of a trace in a group of an attribute continue
-	// that group, which stays open until group_timeout, as with LateContinue.
+	// released, so that its end-of-sequence verdicts go on its spans at
+	// once, and keeps it (Retention): its late spans take it up again where
+	// it ended, and the verdicts of its next end are marked out_of_order
+	// (they may repeat or contradict the first end's). Late spans of a trace
+	// in a group of an attribute continue that group, which stays open until
+	// group_timeout, as with LateContinue.
 	LatePass LatePolicy = iota
 	// LateContinue judges late spans as the continuation of their trace's
 	// group, which stays open until group_timeout.

@@ -4,12 +4,16 @@ package stage
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 
+	"github.com/agentguard/agentguard/internal/core/events"
+	"github.com/agentguard/agentguard/internal/core/predicate"
+	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
@@ -167,5 +171,60 @@ func TestLateEventBeforeAJudgedOneIsOutOfOrder(t *testing.T) {
 	consume(fixtures.ToolCall{Tool: "stir", At: 2 * time.Second}) // late, before
 	if got := r.marks["c"]; got != HistoryOutOfOrder {
 		t.Errorf("late event before a judged one: %v, want out_of_order", got)
+	}
+}
+
+// endRecorder records the history each group's end was reported on.
+type endRecorder struct {
+	*recorder
+	mu   sync.Mutex
+	ends map[string][]History
+}
+
+func (e *endRecorder) End(ctx context.Context, key string, g *recGroup, h History, at *Target) {
+	e.mu.Lock()
+	e.ends[key] = append(e.ends[key], h)
+	e.mu.Unlock()
+	e.recorder.End(ctx, key, g, h, at)
+}
+
+// A trace that is a group of its own ends when it is released (its end
+// verdicts at once); spans of it that come later take it up where it
+// ended, instead of passing on unjudged, and the verdicts of its next end
+// are marked out_of_order.
+func TestLateSpansTakeUpATraceEndedAtItsRelease(t *testing.T) {
+	cfg := baseConfig()
+	cfg.GroupBy, cfg.Retention = sequence.ByTraceID, time.Hour
+	r := &endRecorder{recorder: newRecorder(), ends: map[string][]History{}}
+	set := componenttest.NewNopTelemetrySettings()
+	pcfg := predicate.Config{Predicates: predicate.List{{Name: "stir", Predicate: predicate.Predicate{Tool: "stir"}}}}
+	sink := new(consumertest.TracesSink)
+	s, err := New[*recGroup](cfg, set, sink, nopMetrics(), func() (*events.Source, error) { return events.NewSource(pcfg, cfg.GroupBy, set) }, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	clock := time.Unix(1_800_000_000, 0)
+	s.UseClock(func() time.Time { return clock })
+	for range 2 { // the same trace, then again: every span of the second late
+		if err := s.ConsumeTraces(context.Background(), fixtures.StoveTrace(0, "c", fixtures.ToolCall{Tool: "stir"})); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(2 * time.Second)
+		s.Tick(clock)
+	}
+	if len(r.tools) != 1 {
+		t.Fatalf("groups %v, want the trace's one", r.tools)
+	}
+	for key, tools := range r.tools {
+		if len(tools) != 2 || r.marks[key] != 0 {
+			t.Errorf("judged %v on %v; want both calls, the late one unmarked", tools, r.marks[key])
+		}
+		if ends := r.ends[key]; len(ends) != 2 || ends[0] != 0 || ends[1] != HistoryOutOfOrder {
+			t.Errorf("ends %v; want one at the release, complete, and one after the late spans, out_of_order", ends)
+		}
+	}
+	if sink.SpanCount() != 2*fixtures.StoveTrace(0, "c", fixtures.ToolCall{Tool: "stir"}).SpanCount() {
+		t.Errorf("%d spans passed on", sink.SpanCount())
 	}
 }

@@ -260,15 +260,6 @@ func (s *Stage[G]) forget(ctx context.Context, seqs []uint64) []uint64 {
 	return nil
 }
 
-// forgetPassed deletes the entries of spans ConsumeTraces passed on itself.
-func (s *Stage[G]) forgetPassed(ctx context.Context, seqs []uint64) {
-	for range 3 {
-		if seqs = s.forget(ctx, seqs); len(seqs) == 0 {
-			return
-		}
-	}
-}
-
 // replayJournal holds again, as if they had just come in, the spans a crash
 // left in the journal: acknowledged, and not passed on.
 func (s *Stage[G]) replayJournal(ctx context.Context) error {
@@ -276,11 +267,8 @@ func (s *Stage[G]) replayJournal(ctx context.Context) error {
 	spans := 0
 	err := s.journal.replay(ctx, func(seq uint64, td ptrace.Traces) {
 		spans += td.SpanCount()
-		pass := ptrace.NewTraces()
-		forced, late, passed := s.hold(ctx, td, []journalEntry{{trace: firstTraceID(td), seq: seq}}, pass, s.now())
+		forced, late := s.hold(ctx, td, []journalEntry{{trace: firstTraceID(td), seq: seq}}, s.now())
 		s.dispatch(forced, late, work[G]{now: s.now()})
-		s.deliver(ctx, pass)
-		s.forgetPassed(ctx, passed)
 	}, func(seq uint64, err error) {
 		s.tel.ForwardFailures.Add(ctx, 1)
 		s.logger.Error("a journal journalEntry of held spans cannot be decoded: its spans are lost", zap.Uint64("journalEntry", seq), zap.Error(err))

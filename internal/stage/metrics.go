@@ -22,7 +22,6 @@ type Metrics struct {
 	TracesHeld          metric.Int64UpDownCounter
 	TracesReleasedEarly metric.Int64Counter // by reason
 	LateSpans           metric.Int64Counter
-	LateSpansUnjudged   metric.Int64Counter // late spans of a trace that was a group of its own, ended
 	GroupsEndedEarly    metric.Int64Counter // by reason
 	// GroupsHistoryIncomplete counts groups whose history may be incomplete,
 	// by reason (warm_up, max_traces, out_of_order).
@@ -59,14 +58,13 @@ func (m *Metrics) Instruments(prefix string) []selfmetric.Instrument {
 	return []selfmetric.Instrument{
 		row("traces_held", &m.TracesHeld, "{traces}", "Traces held, waiting to be complete."),
 		row("traces_released_early", &m.TracesReleasedEarly, "{traces}", "Traces judged and released before they were complete, by reason.", AttrReason),
-		row("late_spans", &m.LateSpans, "{spans}", "Spans that arrived after their trace was released; judged as the continuation of their group, or passed on unjudged (late_spans_unjudged)."),
-		row("late_spans_unjudged", &m.LateSpansUnjudged, "{spans}", "Late spans passed on unjudged: their trace was a group of its own, ended when it was released (temporalcheck, judge: when_complete)."),
+		row("late_spans", &m.LateSpans, "{spans}", "Spans that arrived after their trace was released; judged as the continuation of their group."),
 		row("groups_ended_early", &m.GroupsEndedEarly, "{groups}", "Groups ended before their end (more open groups than max_traces), by reason; their end-of-group verdicts are reported.", AttrReason),
 		row("groups_history_incomplete", &m.GroupsHistoryIncomplete, "{groups}", "Groups whose history may be incomplete, by reason; their verdicts carry agentguard.history.", AttrReason),
 		row("verdicts_history_incomplete", &m.VerdictsHistoryIncomplete, "{verdicts}", "Verdicts reported on a history that may be incomplete, by the agentguard.history they carry.", AttrHistory),
 		row("checkpoints", &m.Checkpoints, "{checkpoints}", "Checkpoints of the open groups written to the storage extension, by result.", AttrResult),
 		row("groups_restored", &m.GroupsRestored, "{groups}", "Groups restored from the storage extension's checkpoint at start."),
-		row("groups_resumed", &m.GroupsResumed, "{groups}", "Groups that ended after group_timeout without a new trace and came back within retention: continued where they were."),
+		row("groups_resumed", &m.GroupsResumed, "{groups}", "Groups that ended (after group_timeout without a new trace, or a trace that is a group of its own at its release) and came back within retention (a later turn, late spans): continued where they were."),
 		row("forward_failures", &m.ForwardFailures, "{batches}", "Batches of spans lost to the pipeline, logged once: refused by the next consumer as permanent, or still refused when shutdown's deadline came."),
 		row("forward_retries", &m.ForwardRetries, "{refusals}", "Refusals of a batch by the next consumer; the batch is kept and tried again with backoff while incoming spans wait."),
 		row("predicate_errors", &m.PredicateErrors, "{errors}", "OTTL evaluation errors; the predicate counts as false at that span."),

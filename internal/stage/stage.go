@@ -220,7 +220,7 @@ func (s *Stage[G]) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 		}
 	}
 	now := s.now()
-	forced, late, passed := s.hold(ctx, td, entries, pass, now)
+	forced, late := s.hold(ctx, td, entries, now)
 	item := work[G]{now: now}
 	var done sync.WaitGroup
 	if s.cfg.OnArrival {
@@ -231,16 +231,14 @@ func (s *Stage[G]) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	}
 	s.dispatch(forced, late, item)
 	s.deliver(ctx, pass)
-	s.forgetPassed(ctx, passed)
 	done.Wait()
 	return nil
 }
 
 // hold files a batch's spans in their shards' buffers. What a bound forces
 // out, and late spans that continue their groups, come back to be
-// dispatched; late spans that pass unjudged are added to pass, and their
-// journal entries returned in passed.
-func (s *Stage[G]) hold(ctx context.Context, td ptrace.Traces, entries []journalEntry, pass ptrace.Traces, now time.Time) (forced []released, late []lateChunk, passed []uint64) {
+// dispatched.
+func (s *Stage[G]) hold(ctx context.Context, td ptrace.Traces, entries []journalEntry, now time.Time) (forced []released, late []lateChunk) {
 	byShard := s.entriesByShard(entries)
 	for _, part := range s.byShard(td) {
 		sh := s.shards[part.shard]
@@ -256,8 +254,7 @@ func (s *Stage[G]) hold(ctx context.Context, td ptrace.Traces, entries []journal
 		}
 		forced = append(forced, s.route(sh, out)...)
 		if n > 0 {
-			chunks, p := s.routeLate(ctx, sh, lateSpans, n, pass, lateEntries)
-			late, passed = append(late, chunks...), append(passed, p...)
+			late = append(late, s.routeLate(ctx, sh, lateSpans, n, lateEntries)...)
 		}
 		if s.cfg.OnArrival {
 			late = append(late, s.takeGrouped(sh, ids)...)
@@ -265,7 +262,7 @@ func (s *Stage[G]) hold(ctx context.Context, td ptrace.Traces, entries []journal
 		s.recordHeld(ctx, sh)
 		sh.mu.Unlock()
 	}
-	return forced, late, passed
+	return forced, late
 }
 
 // traceIDs lists the trace IDs of td's spans, once each.
@@ -471,44 +468,31 @@ func (s *Stage[G]) route(sh *shard, ts []*tracebuffer.Trace) []released {
 
 // routeLate counts late spans and splits them into chunks for their
 // groups' workers, to be judged as the continuation; entries are the
-// journal's for this batch's late traces. Only with LatePass, a trace that
-// was a group of its own (ended at its release) has its late spans added to
-// pass, unjudged, and their entries returned in passed.
-func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces, n int, pass ptrace.Traces, entries map[pcommon.TraceID]uint64) (chunks []lateChunk, passed []uint64) {
+// journal's for this batch's late traces.
+func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces, n int, entries map[pcommon.TraceID]uint64) []lateChunk {
 	if !s.cfg.OnArrival { // a trace taken on arrival goes on in batches: they are not late
 		s.tel.LateSpans.Add(ctx, int64(n))
+		s.Warnings.Once("late", "spans arrived after their trace was judged; they are judged as the continuation of its group, in arrival order, and an event that starts before one already judged marks the group out_of_order (raise wait for a strict order)", zap.Int("spans", n))
 	}
+	var chunks []lateChunk
 	index := map[pcommon.TraceID]int{}
-	passedSpans := pass.SpanCount()
 	moveSpans(spans, ptrace.Span.TraceID, func(id pcommon.TraceID) ptrace.Traces {
 		i, ok := index[id]
 		if !ok {
 			i = s.lateChunk(sh, id, &chunks)
 			index[id] = i
-			if seq, journaled := entries[id]; journaled && i < 0 {
-				passed = append(passed, seq)
-			} else if journaled {
+			if seq, journaled := entries[id]; journaled {
 				chunks[i].journal = append(chunks[i].journal, seq)
 			}
 		}
-		if i < 0 {
-			return pass
-		}
 		return chunks[i].spans
 	})
-	if passedSpans = pass.SpanCount() - passedSpans; passedSpans > 0 {
-		s.tel.LateSpansUnjudged.Add(ctx, int64(passedSpans))
-		s.Warnings.Once("late-unjudged", "spans arrived after their trace, a group of its own, was released and judged; they pass through unjudged (raise wait or root_wait, or group traces by an attribute)", zap.Int("spans", passedSpans))
-	}
-	if len(chunks) > 0 && !s.cfg.OnArrival {
-		s.Warnings.Once("late", "spans arrived after their trace was judged; they are judged as the continuation of its group, in arrival order, and an event that starts before one already judged marks the group out_of_order (raise wait for a strict order)", zap.Int("spans", n-passedSpans))
-	}
-	return chunks, passed
+	return chunks
 }
 
 // lateChunk is the index in chunks of the chunk for a late trace's spans,
-// added now; -1 when they pass unjudged (LatePass and a trace that was a
-// group of its own: nothing is left to continue).
+// added now. A trace that was a group of its own and ended at its release
+// (LatePass) is taken up again where it ended (worker.resume).
 func (s *Stage[G]) lateChunk(sh *shard, id pcommon.TraceID, chunks *[]lateChunk) int {
 	if s.cfg.OnArrival {
 		sh.buf.Refresh(id)
@@ -517,11 +501,7 @@ func (s *Stage[G]) lateChunk(sh *shard, id pcommon.TraceID, chunks *[]lateChunk)
 	if !filed {
 		key = id.String()
 	}
-	own := key == id.String()
-	if own && s.cfg.Late == LatePass {
-		return -1
-	}
-	*chunks = append(*chunks, lateChunk{spans: ptrace.NewTraces(), key: key, own: own})
+	*chunks = append(*chunks, lateChunk{spans: ptrace.NewTraces(), key: key, own: key == id.String()})
 	return len(*chunks) - 1
 }
 

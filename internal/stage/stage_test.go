@@ -76,7 +76,7 @@ func nopMetrics() Metrics {
 	m := noop.NewMeterProvider().Meter("t")
 	c := func() metric.Int64Counter { v, _ := m.Int64Counter("c"); return v }
 	ud, _ := m.Int64UpDownCounter("u")
-	return Metrics{TracesHeld: ud, TracesReleasedEarly: c(), LateSpans: c(), LateSpansUnjudged: c(), GroupsResumed: c(), SuspectedTypos: c(), GroupsEndedEarly: c(), ForwardFailures: c(), ForwardRetries: c(),
+	return Metrics{TracesHeld: ud, TracesReleasedEarly: c(), LateSpans: c(), GroupsResumed: c(), SuspectedTypos: c(), GroupsEndedEarly: c(), ForwardFailures: c(), ForwardRetries: c(),
 		PredicateErrors: c(), PredicateHeld: c(), SpansWithoutTraceID: c(), VerdictSpans: c(), QueueFullWaits: c(),
 		GroupsHistoryIncomplete: c(), Checkpoints: c(), GroupsRestored: c(), SpansRefused: c(), SpansReplayed: c(), GroupsHandedOver: c()}
 }

@@ -53,7 +53,11 @@ type group[G any] struct {
 	history     History
 	latest      pcommon.Timestamp // the latest start of a trace judged: an earlier one is out of order
 	latestEvent pcommon.Timestamp // the latest start of an event judged: a later-judged earlier one (late, or OnArrival) is out of order
-	own         bool              // a trace that is a group of its own: nothing resumes it
+	own         bool              // a trace that is a group of its own
+	// ended: a trace that is a group of its own, ended once already at its
+	// release and taken up again by late spans; the verdicts of its next end
+	// are marked out_of_order.
+	ended bool
 }
 
 // The reasons a group ends.
@@ -166,6 +170,9 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 		w.s.openGroups.Add(1)
 		w.held.add(key)
 		if g := w.resume(ctx, key); g != nil {
+			if g.own, g.ended = own, own; own {
+				w.s.Warnings.Once("late-resumed", "late spans took up a trace that was judged when it was released: they are judged where it ended, and the verdicts of its next end are marked out_of_order (raise wait or root_wait for fewer)", zap.String("group", key))
+			}
 			return g
 		}
 		var movedUnknown bool
@@ -288,13 +295,20 @@ func (w *worker[G]) end(ctx context.Context, b *batch, key, reason string, now t
 	switch {
 	case reason == endBound:
 		w.forgotten.add(key, markBound, now)
-	case reason == endIdle && !g.own:
-		w.retain(key, g, now) // saved before End reports its end-of-sequence verdicts
+	case reason == endIdle && !g.own, reason == endComplete:
+		// Saved before End reports its end-of-sequence verdicts: a later
+		// turn, or a late span of a trace ended at its release, goes on from
+		// there.
+		w.retain(key, g, now)
 	}
 	if _, kept := w.retained.Get(key); !kept {
 		w.held.remove(key)
 	}
-	w.s.eval.End(ctx, key, g.state, g.history, at)
+	h := g.history
+	if g.ended {
+		h |= HistoryOutOfOrder
+	}
+	w.s.eval.End(ctx, key, g.state, h, at)
 }
 
 // mark marks a group's history, counting and logging once each reason the

@@ -235,7 +235,9 @@ func TestBatchingDoesNotMatter(t *testing.T) {
 	}
 }
 
-func TestLateSpansPassThrough(t *testing.T) {
+// Late spans of a trace already judged alone take up its group where it
+// ended, on its worker, and are passed on from there; none is held.
+func TestLateSpansAreJudgedAndPassedOn(t *testing.T) {
 	p, sink, clock := newClockedProcessor(t, "paper", nil)
 	batches := splitSpans(rand.New(rand.NewPCG(1, 1)), fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"))
 	first, rest := batches[0], batches[1:]
@@ -246,6 +248,7 @@ func TestLateSpansPassThrough(t *testing.T) {
 		t.Fatalf("after wait: %d of %d spans released", sink.SpanCount(), n)
 	}
 	n += feed(t, p, rest...)
+	p.Sync()
 	if sink.SpanCount() != n || p.Held() != 0 {
 		t.Fatalf("late spans held: %d of %d out, %d traces held", sink.SpanCount(), n, p.Held())
 	}

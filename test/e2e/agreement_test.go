@@ -185,7 +185,14 @@ func str(m map[string]any, k string) string {
 // written on, by "group assertion".
 func checkVerdicts(t *testing.T, files []string) ([]verdict, map[string]string) {
 	t.Helper()
-	args := append([]string{"check", "--config", weatherConfig, "--format", "json"}, files...)
+	return checkVerdictsWith(t, weatherConfig, files)
+}
+
+// checkVerdictsWith runs agentguard check --format json over the files with
+// a configuration.
+func checkVerdictsWith(t *testing.T, config string, files []string) ([]verdict, map[string]string) {
+	t.Helper()
+	args := append([]string{"check", "--config", config, "--format", "json"}, files...)
 	cmd := exec.Command(agentguardBinary(t), args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
