@@ -5,6 +5,7 @@ package stage
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -76,6 +77,12 @@ func appendSaved(b []byte, g savedGroup) []byte {
 	b = append(b, g.span[:]...)
 	b = checkpoint.AppendString(b, g.service)
 	return checkpoint.AppendBytes(b, g.state)
+}
+
+// savedSize is at least the bytes appendSaved writes for g.
+func savedSize(g savedGroup) int {
+	const varints = 5 * binary.MaxVarintLen64
+	return varints + 1 + 16 + 8 + len(g.key) + len(g.service) + len(g.state) + 3*binary.MaxVarintLen64
 }
 
 // header is a checkpoint's first fields.

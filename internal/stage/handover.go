@@ -163,7 +163,7 @@ func (w *worker[G]) giveUp(ctx context.Context, cp Checkpointer[G], key string) 
 	if seen, ok := w.groups.Seen(key); ok {
 		g, _ := w.groups.Remove(key)
 		w.s.openGroups.Add(-1)
-		saved = appendSaved(nil, w.saved(cp, key, seen, g))
+		saved = w.saveGroup(cp, key, seen, g)
 	} else if data, ok := w.retained.Remove(key); ok {
 		saved = data
 	} else {

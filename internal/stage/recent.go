@@ -14,7 +14,15 @@ import "time"
 type Recent[T any] struct {
 	oldest, newest *entry[T]
 	byKey          map[string]*entry[T]
+	// free holds entries removed, for the next groups (up to maxFree): a
+	// group a trace, kept after its end and forgotten later, would
+	// otherwise cost an allocation at each step.
+	free  *entry[T]
+	nfree int
 }
+
+// maxFree bounds the entries a Recent keeps for reuse.
+const maxFree = 256
 
 type entry[T any] struct {
 	key          string
@@ -35,7 +43,7 @@ func (r *Recent[T]) Touch(key string, now time.Time, create func() T) T {
 	if ok {
 		r.unlink(e)
 	} else {
-		e = &entry[T]{key: key, value: create()}
+		e = r.newEntry(key, create())
 		r.byKey[key] = e
 	}
 	e.seen = now.UnixNano()
@@ -81,7 +89,27 @@ func (r *Recent[T]) Remove(key string) (T, bool) {
 	}
 	delete(r.byKey, key)
 	r.unlink(e)
-	return e.value, true
+	v := e.value
+	r.recycle(e)
+	return v, true
+}
+
+func (r *Recent[T]) newEntry(key string, value T) *entry[T] {
+	e := r.free
+	if e == nil {
+		return &entry[T]{key: key, value: value}
+	}
+	r.free, r.nfree = e.newer, r.nfree-1
+	*e = entry[T]{key: key, value: value}
+	return e
+}
+
+func (r *Recent[T]) recycle(e *entry[T]) {
+	if r.nfree >= maxFree {
+		return
+	}
+	*e = entry[T]{newer: r.free}
+	r.free, r.nfree = e, r.nfree+1
 }
 
 // Idle lists the groups last active at least timeout before now, least

@@ -29,7 +29,7 @@ func (w *worker[G]) retain(key string, g *group[G], now time.Time) {
 		w.forgotten.add(key, markRetention, now)
 		return
 	}
-	saved := appendSaved(nil, w.saved(cp, key, now.UnixNano(), g))
+	saved := w.saveGroup(cp, key, now.UnixNano(), g)
 	w.retained.Touch(key, now, func() []byte { return saved })
 	for w.retained.Len() > w.maxGroups {
 		oldest := w.retained.Oldest()
@@ -39,12 +39,32 @@ func (w *worker[G]) retain(key string, g *group[G], now time.Time) {
 	}
 }
 
-// expireRetained forgets the groups kept longer than the retention.
+// keepReleased keeps a trace that was a group of its own, ended at its
+// release, for group_timeout (at most max_traces): late spans of it take it
+// up again. Past that they start a group marked partial (judge knows late
+// spans from their chunk: nothing is remembered of a trace let go).
+func (w *worker[G]) keepReleased(key string, g *group[G], now time.Time) {
+	cp, ok := w.s.eval.(Checkpointer[G])
+	if !ok {
+		return
+	}
+	saved := w.saveGroup(cp, key, now.UnixNano(), g)
+	w.released.Touch(key, now, func() []byte { return saved })
+	for w.released.Len() > w.maxGroups {
+		w.released.Remove(w.released.Oldest())
+	}
+}
+
+// expireRetained forgets the groups kept longer than the retention, and
+// the traces ended at their release longer ago than group_timeout.
 func (w *worker[G]) expireRetained(now time.Time) {
 	for _, key := range w.retained.Idle(now, w.s.cfg.Retention) {
 		w.retained.Remove(key)
 		w.held.remove(key)
 		w.forgotten.add(key, markRetention, now)
+	}
+	for _, key := range w.released.Idle(now, w.s.cfg.GroupTimeout) {
+		w.released.Remove(key)
 	}
 }
 
@@ -52,7 +72,9 @@ func (w *worker[G]) expireRetained(now time.Time) {
 func (w *worker[G]) resume(ctx context.Context, key string) *group[G] {
 	data, ok := w.retained.Remove(key)
 	if !ok {
-		return nil
+		if data, ok = w.released.Remove(key); !ok {
+			return nil
+		}
 	}
 	r := checkpoint.NewReader(data)
 	sg := decodeSaved(r, func(name string) string { return "kept group: " + name })
@@ -84,12 +106,21 @@ func (w *worker[G]) restored(sg savedGroup) (*group[G], error) {
 	return g, nil
 }
 
-// saved is a group's saved form, last active at seen.
+// saved is a group's saved form, last active at seen. Its state is in the
+// worker's scratch buffer, valid until the next call: the callers copy it
+// at once (appendSaved).
 func (w *worker[G]) saved(cp Checkpointer[G], key string, seen int64, g *group[G]) savedGroup {
 	service := ""
 	if g.service != nil {
 		service = *g.service
 	}
+	w.stateBuf = cp.AppendState(w.stateBuf[:0], g.state)
 	return savedGroup{key: key, seen: seen, history: g.history, latest: g.latest, latestE: g.latestEvent, latch: g.latch.State(),
-		trace: g.trace, span: g.lastSpan, service: service, state: cp.AppendState(nil, g.state)}
+		trace: g.trace, span: g.lastSpan, service: service, state: w.stateBuf}
+}
+
+// saveGroup is a group's saved form in a buffer of its own, sized once.
+func (w *worker[G]) saveGroup(cp Checkpointer[G], key string, seen int64, g *group[G]) []byte {
+	sg := w.saved(cp, key, seen, g)
+	return appendSaved(make([]byte, 0, savedSize(sg)), sg)
 }

@@ -33,8 +33,10 @@ type worker[G any] struct {
 	services  map[string]*string // service names, interned: many groups share one
 	forgotten *forgotten         // groups ended early, or kept and let go: a return is marked partial
 	retained  *Recent[[]byte]    // groups that ended idle, saved, for Retention: a later turn continues them
+	released  *Recent[[]byte]    // traces that were groups of their own, ended at their release, saved for group_timeout: late spans continue them
 	judged    *judgedSpans       // nil unless Config.RememberJudged
 	held      *heldKeys          // in a tier: the keys of its groups, for hand-overs
+	stateBuf  []byte             // scratch for a group's saved state (saved)
 	// unforgotten is journal entries of spans passed on that the storage
 	// did not delete: tried again with the next item, and meanwhile no
 	// checkpoint is written.
@@ -72,7 +74,7 @@ func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups in
 	return &worker[G]{
 		s: s, src: src, in: newInbox[G](), stopped: make(chan struct{}),
 		groups: NewRecent[*group[G]](), maxGroups: maxGroups, tally: s.watch.newTally(), services: map[string]*string{},
-		forgotten: newForgotten(maxGroups), retained: NewRecent[[]byte](), index: int(seed), judged: rememberJudged(s.cfg.RememberJudged),
+		forgotten: newForgotten(maxGroups), retained: NewRecent[[]byte](), released: NewRecent[[]byte](), index: int(seed), judged: rememberJudged(s.cfg.RememberJudged),
 		verdicts: verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
 	}
 }
@@ -185,6 +187,9 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 		g := &group[G]{state: w.s.eval.Open(key), latch: w.src.NewLatch(), own: own}
 		if reason, ok := w.forgotten.take(key); ok {
 			w.mark(ctx, g, HistoryPartial, reason, key)
+		} else if own && traceStart == 0 && w.s.cfg.Late == LatePass {
+			// Late spans of a trace ended at its release and no longer kept.
+			w.mark(ctx, g, HistoryPartial, markRetention, key)
 		} else if movedUnknown {
 			w.mark(ctx, g, HistoryPartial, markRescale, key)
 		} else if w.s.warm.partial(now, own, traceStart) {
@@ -295,11 +300,12 @@ func (w *worker[G]) end(ctx context.Context, b *batch, key, reason string, now t
 	switch {
 	case reason == endBound:
 		w.forgotten.add(key, markBound, now)
-	case reason == endIdle && !g.own, reason == endComplete:
-		// Saved before End reports its end-of-sequence verdicts: a later
-		// turn, or a late span of a trace ended at its release, goes on from
-		// there.
+	// Saved before End reports its end-of-sequence verdicts: a later turn,
+	// or a late span of a trace ended at its release, goes on from there.
+	case reason == endIdle && !g.own:
 		w.retain(key, g, now)
+	case reason == endComplete:
+		w.keepReleased(key, g, now)
 	}
 	if _, kept := w.retained.Get(key); !kept {
 		w.held.remove(key)
