@@ -80,12 +80,8 @@ func (o options) runRescale(w io.Writer, recorded []ptrace.Traces, in map[string
 func (r *routing) grow(routerAddr string) error {
 	r.routerProc.Stop()
 	r.running = slices.DeleteFunc(r.running, func(p *harness.Collector) bool { return p == r.routerProc })
-	addrs, err := harness.FreeAddrs(1)
-	if err != nil {
-		return err
-	}
 	r.backends++
-	if err := r.startBackend(r.backends-1, addrs[0]); err != nil {
+	if err := r.startBackend(r.backends - 1); err != nil {
 		return err
 	}
 	return r.startRouter("router-rescaled", routerAddr)

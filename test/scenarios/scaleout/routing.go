@@ -30,8 +30,9 @@ type routing struct {
 	kept                 *harness.TraceSink // what the sampler passed on
 	running              procs
 
-	// What a rescale needs: the backends' gRPC addresses (and spare ones),
-	// the sampler's address, and the router.
+	// The backends' OTLP addresses (and the spare ones a rescale adds), the
+	// sampler's address, and the router: what a rescale needs.
+	httpAddrs   []string
 	grpcAddrs   []string
 	samplerAddr string
 	routerProc  *harness.Collector
@@ -136,17 +137,25 @@ func backendName(i int) string { return fmt.Sprintf("agentguard-%d", i+1) }
 // collector and the router on free loopback ports, and returns where the
 // requests go: the single collector's address and the router's.
 func (r *routing) startCollectors() (singleAddr, routerAddr string, err error) {
-	addrs, err := harness.FreeAddrs(3 + 2*(r.backends+r.spare))
+	// Every address at once: ports picked in two calls may be the same
+	// (the first call's were let go before any collector took them).
+	members := r.backends + r.spare
+	n := 3 + 2*members
+	if r.decisions {
+		n += 1 + members
+	}
+	addrs, err := harness.FreeAddrs(n)
 	if err != nil {
 		return "", "", err
 	}
 	samplerAddr, singleAddr, routerAddr := addrs[0], addrs[1], addrs[2]
 	r.samplerAddr = samplerAddr
-	for i := range r.backends + r.spare {
+	for i := range members {
+		r.httpAddrs = append(r.httpAddrs, addrs[3+2*i])
 		r.grpcAddrs = append(r.grpcAddrs, addrs[4+2*i])
 	}
-	if r.riskSingle, r.riskTier, err = r.riskAddrs(); err != nil {
-		return "", "", err
+	if r.decisions {
+		r.riskSingle, r.riskTier = addrs[3+2*members], addrs[4+2*members:]
 	}
 	if err := r.start("sampler", harness.CollectorOptions{Bin: r.router, Configs: []string{filepath.Join(r.dir, "sampler.yaml")},
 		Sets: []string{"service::telemetry::metrics::level=none"}, Env: []string{
@@ -158,7 +167,7 @@ func (r *routing) startCollectors() (singleAddr, routerAddr string, err error) {
 		return "", "", err
 	}
 	for i := range r.backends {
-		if err := r.startBackend(i, addrs[3+2*i]); err != nil {
+		if err := r.startBackend(i); err != nil {
 			return "", "", err
 		}
 	}
@@ -169,10 +178,10 @@ func (r *routing) startCollectors() (singleAddr, routerAddr string, err error) {
 	return singleAddr, routerAddr, r.startRouter("router", routerAddr)
 }
 
-// startBackend starts backend i of the tier, receiving OTLP/HTTP on httpAddr
-// and OTLP/gRPC from the router.
-func (r *routing) startBackend(i int, httpAddr string) error {
-	configs, env := r.withDecisions([]string{r.config, filepath.Join(r.dir, "backend.yaml")}, append(r.agentguardEnv(httpAddr, r.tierSink),
+// startBackend starts backend i of the tier, receiving OTLP/HTTP and
+// OTLP/gRPC from the router.
+func (r *routing) startBackend(i int) error {
+	configs, env := r.withDecisions([]string{r.config, filepath.Join(r.dir, "backend.yaml")}, append(r.agentguardEnv(r.httpAddrs[i], r.tierSink),
 		"AGENTGUARD_OTLP_GRPC="+r.grpcAddrs[i], "AGENTGUARD_SAMPLER=http://"+r.samplerAddr), i)
 	return r.start(backendName(i), harness.CollectorOptions{Bin: r.collector, Configs: configs, Sets: r.sets, Env: env})
 }
@@ -189,19 +198,6 @@ func (r *routing) startRouter(name, routerAddr string) error {
 	}
 	r.routerProc = r.running[len(r.running)-1]
 	return nil
-}
-
-// riskAddrs are the decisions endpoints of the single collector and of the
-// tier's, with decisions.
-func (r *routing) riskAddrs() (string, []string, error) {
-	if !r.decisions {
-		return "", nil, nil
-	}
-	addrs, err := harness.FreeAddrs(1 + r.backends + r.spare)
-	if err != nil {
-		return "", nil, err
-	}
-	return addrs[0], addrs[1:], nil
 }
 
 // withDecisions adds decisions.yaml and its environment to a collector's:
