@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
-	"sync"
 )
 
 // A rescale of a tier moves conversations from one member to another. The
@@ -54,39 +52,20 @@ func (e *endpoint) InTier() bool { return len(e.cfg.Peers) > 0 }
 
 // TakeOver asks the peers for a group.
 func (e *endpoint) TakeOver(ctx context.Context, processor, group, fingerprint string) ([]byte, bool, error) {
-	type answer struct {
-		saved []byte
-		err   error
+	saved, found, failed := firstHolder(e.cfg.Peers, func(peer string) ([]byte, bool, error) {
+		saved, err := e.askHandOver(ctx, peer, processor, group, fingerprint)
+		return saved, saved != nil, err
+	})
+	if found || len(failed) == 0 {
+		return saved, found, nil
 	}
-	answers := make(chan answer, len(e.cfg.Peers))
-	var wg sync.WaitGroup
-	for _, peer := range e.cfg.Peers {
-		wg.Go(func() {
-			saved, err := e.askHandOver(ctx, peer, processor, group, fingerprint)
-			if err != nil {
-				err = fmt.Errorf("%s: %w", peer, err)
-			}
-			answers <- answer{saved, err}
-		})
-	}
-	go func() { wg.Wait(); close(answers) }()
-	var failed []error
-	for a := range answers {
-		switch {
-		case a.err != nil:
-			failed = append(failed, a.err)
-		case a.saved != nil:
-			return a.saved, true, nil
-		}
-	}
-	return nil, false, errors.Join(failed...)
+	return nil, false, errors.New(strings.Join(failed, "; "))
 }
 
 // askHandOver asks one peer; nil saved and no error: it does not hold the
 // group.
 func (e *endpoint) askHandOver(ctx context.Context, peer, processor, group, fingerprint string) ([]byte, error) {
-	u := strings.TrimRight(peer, "/") + groupsPath + url.PathEscape(group) + handOverSuffix
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, peerURL(peer, group, handOverSuffix), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -31,17 +31,29 @@ const forwardedHeader = "X-Agentguard-Forwarded"
 // does. failed lists the peers that gave no answer: one of them may hold
 // the group.
 func (e *endpoint) askPeers(ctx context.Context, group string, body []byte) (resp DecisionResponse, found bool, failed []string) {
+	return firstHolder(e.cfg.Peers, func(peer string) (DecisionResponse, bool, error) {
+		r, err := e.askPeer(ctx, peer, group, body)
+		return r, r.Group != nil, err
+	})
+}
+
+// firstHolder asks every peer at once and returns the first answer from one
+// that holds what was asked about, as soon as it comes; found is false when
+// none does. failed lists the peers that gave no answer ("peer: error"):
+// one of them may hold it.
+func firstHolder[T any](peers []string, ask func(peer string) (answer T, holds bool, err error)) (answer T, found bool, failed []string) {
 	type peerAnswer struct {
-		peer string
-		resp DecisionResponse
-		err  error
+		peer   string
+		answer T
+		holds  bool
+		err    error
 	}
-	answers := make(chan peerAnswer, len(e.cfg.Peers))
+	answers := make(chan peerAnswer, len(peers))
 	var wg sync.WaitGroup
-	for _, peer := range e.cfg.Peers {
+	for _, peer := range peers {
 		wg.Go(func() {
-			r, err := e.askPeer(ctx, peer, group, body)
-			answers <- peerAnswer{peer, r, err}
+			a, holds, err := ask(peer)
+			answers <- peerAnswer{peer, a, holds, err}
 		})
 	}
 	go func() { wg.Wait(); close(answers) }()
@@ -49,18 +61,22 @@ func (e *endpoint) askPeers(ctx context.Context, group string, body []byte) (res
 		switch {
 		case a.err != nil:
 			failed = append(failed, fmt.Sprintf("%s: %v", a.peer, a.err))
-		case a.resp.Group != nil:
-			return a.resp, true, nil
+		case a.holds:
+			return a.answer, true, nil
 		}
 	}
-	return resp, false, failed
+	return answer, false, failed
+}
+
+// peerURL is the URL of one of a group's resources (suffix) at a peer.
+func peerURL(peer, group, suffix string) string {
+	return strings.TrimRight(peer, "/") + groupsPath + url.PathEscape(group) + suffix
 }
 
 // askPeer posts the question to one peer.
 func (e *endpoint) askPeer(ctx context.Context, peer, group string, body []byte) (DecisionResponse, error) {
 	var d DecisionResponse
-	u := strings.TrimRight(peer, "/") + groupsPath + url.PathEscape(group) + decisionsSuffix
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, peerURL(peer, group, decisionsSuffix), bytes.NewReader(body))
 	if err != nil {
 		return d, err
 	}
