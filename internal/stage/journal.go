@@ -18,14 +18,14 @@ import (
 
 // journal keeps, in the storage extension, the spans the stage has
 // acknowledged and not yet passed on, so that a crash loses none of them.
-// ConsumeTraces writes a batch's spans before it returns, one journalEntry per
+// ConsumeTraces writes a batch's spans before it returns, one entry per
 // trace (a refused write refuses the batch: the sender retries); a worker
 // deletes a trace's entries once the next consumer has taken its spans, and
 // before it snapshots its groups for a checkpoint; a start replays what is
-// left. So an journalEntry is never both in the restored groups' state and
+// left. So an entry is never both in the restored groups' state and
 // replayed: what a worker judged before its snapshot had been passed on and
 // deleted; what it judged after is not in the checkpoint, and is judged
-// again from the journalEntry.
+// again from the entry.
 //
 // Storage clients cannot list their keys: entries are numbered, the number
 // to come is written with each batch, and a checkpoint records the lowest
@@ -34,7 +34,7 @@ type journal struct {
 	store storage.Client
 
 	writeMu sync.Mutex // one batch written at a time: next is written in order
-	next    uint64     // the number of the next journalEntry
+	next    uint64     // the number of the next entry
 
 	liveMu sync.Mutex
 	live   map[uint64]struct{} // entries written or replayed and not yet deleted
@@ -76,7 +76,7 @@ func decodeSeq(what string, b []byte) (uint64, error) {
 	return binary.BigEndian.Uint64(b), nil
 }
 
-// write splits td by trace and writes each trace's spans as an journalEntry. td
+// write splits td by trace and writes each trace's spans as an entry. td
 // keeps its spans, regrouped so that each scope holds one trace. On error
 // nothing was written: the batch must be refused.
 func (j *journal) write(ctx context.Context, td ptrace.Traces) ([]journalEntry, error) {
@@ -142,8 +142,8 @@ func (j *journal) forget(ctx context.Context, seqs []uint64) error {
 	return nil
 }
 
-// low is the lowest journalEntry still held (the next one when none is): every
-// journalEntry a crash would leave is at or above it.
+// low is the lowest entry still held (the next one when none is): every
+// entry a crash would leave is at or above it.
 func (j *journal) low() uint64 {
 	j.writeMu.Lock()
 	low := j.next
@@ -157,7 +157,7 @@ func (j *journal) low() uint64 {
 }
 
 // replay reads the entries a previous run left, in order, and hands each
-// to take; an journalEntry that cannot be decoded is reported to damaged and
+// to take; an entry that cannot be decoded is reported to damaged and
 // deleted. It runs at start, before any span comes in.
 func (j *journal) replay(ctx context.Context, take func(seq uint64, td ptrace.Traces), damaged func(seq uint64, err error)) error {
 	bounds := []*storage.Operation{storage.GetOperation(journalLowKey), storage.GetOperation(journalNextKey)}
@@ -271,7 +271,7 @@ func (s *Stage[G]) replayJournal(ctx context.Context) error {
 		s.dispatch(forced, late, work[G]{now: s.now()})
 	}, func(seq uint64, err error) {
 		s.tel.ForwardFailures.Add(ctx, 1)
-		s.logger.Error("a journal journalEntry of held spans cannot be decoded: its spans are lost", zap.Uint64("journalEntry", seq), zap.Error(err))
+		s.logger.Error("a journal entry of held spans cannot be decoded: its spans are lost", zap.Uint64("entry", seq), zap.Error(err))
 	})
 	if spans > 0 {
 		s.tel.SpansReplayed.Add(ctx, int64(spans))

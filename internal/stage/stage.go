@@ -203,8 +203,8 @@ func (s *Stage[G]) ensureWorkers() {
 }
 
 // ConsumeTraces takes the spans in. Spans that cannot be held pass at once;
-// late spans of released traces pass or continue their group (Config.Late);
-// traces a bound forces out go to their workers now. With storage, the
+// late spans of released traces continue their group; traces a bound
+// forces out go to their workers now. With storage, the
 // spans held are journaled before it returns, or the batch is refused.
 func (s *Stage[G]) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	s.ensureWorkers()
