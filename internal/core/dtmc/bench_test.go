@@ -176,16 +176,7 @@ func BenchmarkPersistentLine(b *testing.B) {
 	}{{1_000, 0.999}, {10_000, 0.99999}, {100_000, 0.99999}} {
 		c, target := lineChain(tc.n, tc.stay, nil)
 		b.Run(fmt.Sprintf("n=%d/stay=%g/method=auto", tc.n, tc.stay), func(b *testing.B) {
-			sv := mustSolver(b, Options{})
-			p := make([]float64, c.NumStates())
-			b.ReportAllocs()
-			var res Result
-			for b.Loop() {
-				var err error
-				if res, err = sv.Reach(c, target, p); err != nil {
-					b.Fatal(err)
-				}
-			}
+			res := reachLoop(b, c, target)
 			if res.Method != MethodBanded || res.Bound > DefaultTolerance {
 				b.Fatalf("%+v", res)
 			}
@@ -213,6 +204,22 @@ func BenchmarkPersistentLine(b *testing.B) {
 	}
 }
 
+// reachLoop solves the chain with the default options once an iteration,
+// allocations reported, and returns the last result.
+func reachLoop(b *testing.B, c *Chain, target []bool) Result {
+	sv := mustSolver(b, Options{})
+	p := make([]float64, c.NumStates())
+	b.ReportAllocs()
+	var res Result
+	for b.Loop() {
+		var err error
+		if res, err = sv.Reach(c, target, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return res
+}
+
 // move is lineChain's probability of each step.
 func move(stay float64) float64 { return math.Round((1-stay)/2*0x1p54) / 0x1p54 }
 
@@ -227,16 +234,7 @@ func BenchmarkGrid(b *testing.B) {
 	}{{100, MethodBanded}, {150, MethodBanded}, {300, MethodSparse}} {
 		c, target := gridChain(tc.w, nil)
 		b.Run(fmt.Sprintf("w=%d", tc.w), func(b *testing.B) {
-			sv := mustSolver(b, Options{})
-			p := make([]float64, c.NumStates())
-			b.ReportAllocs()
-			var res Result
-			for b.Loop() {
-				var err error
-				if res, err = sv.Reach(c, target, p); err != nil {
-					b.Fatal(err)
-				}
-			}
+			res := reachLoop(b, c, target)
 			if res.Method != tc.method || res.Bound > DefaultTolerance {
 				b.Fatalf("%+v", res)
 			}

@@ -213,16 +213,24 @@ func (f *LU) crossBlock(b int, x []float64) {
 	}
 }
 
+// supernode is supernode s: its first column, its p columns, the rows of L
+// below it, and its block of U (p rows of p+len(rows) values; L's block
+// follows it).
+func (f *LU) supernode(s int) (first, p int, rows []int32, u []float64) {
+	sym := f.sym
+	first = sym.snStart[s]
+	p = sym.snStart[s+1] - first
+	rows = sym.rows[sym.rowIdx[s]:sym.rowIdx[s+1]]
+	u = f.val[sym.valOff[s] : sym.valOff[s]+p*(p+len(rows))]
+	return first, p, rows, u
+}
+
 // forward solves L's supernode s in place: its unit lower triangle, then
 // the update of the rows below it.
 func (f *LU) forward(s int, x []float64) {
-	sym := f.sym
-	first := sym.snStart[s]
-	p := sym.snStart[s+1] - first
-	rows := sym.rows[sym.rowIdx[s]:sym.rowIdx[s+1]]
+	first, p, rows, u := f.supernode(s)
 	k := p + len(rows)
-	u := f.val[sym.valOff[s] : sym.valOff[s]+p*k]
-	l := f.val[sym.valOff[s]+p*k : sym.valOff[s+1]]
+	l := f.val[f.sym.valOff[s]+len(u) : f.sym.valOff[s+1]]
 	xs := x[first : first+p]
 	for i := 1; i < p; i++ {
 		sum := xs[i]
@@ -243,12 +251,8 @@ func (f *LU) forward(s int, x []float64) {
 // backward solves U's supernode s in place, the rows below it already
 // solved.
 func (f *LU) backward(s int, x []float64) {
-	sym := f.sym
-	first := sym.snStart[s]
-	p := sym.snStart[s+1] - first
-	rows := sym.rows[sym.rowIdx[s]:sym.rowIdx[s+1]]
+	first, p, rows, u := f.supernode(s)
 	k := p + len(rows)
-	u := f.val[sym.valOff[s] : sym.valOff[s]+p*k]
 	xs := x[first : first+p]
 	for i := p - 1; i >= 0; i-- {
 		row := u[i*k : i*k+k]
