@@ -92,13 +92,13 @@ func (n *native) match(f *spanFacts) bool {
 		f.toolsNodeFailed()
 }
 
-// namelessFailedTool mirrors namelessFailedTool.
+// namelessFailedTool mirrors the OTTL of namelessFailedTool (shorthand.go).
 func (f *spanFacts) namelessFailedTool() bool {
 	return f.tlKind == "task" && f.span.Status().Code() == ptrace.StatusCodeError &&
 		(f.seen&seenTLOutput == 0 || f.tlOutput.Type() == pcommon.ValueTypeEmpty)
 }
 
-// toolsNodeFailed mirrors toolsNodeFailed.
+// toolsNodeFailed mirrors the OTTL of toolsNodeFailed (shorthand.go).
 func (f *spanFacts) toolsNodeFailed() bool {
 	if f.tlKind != "workflow" || f.seen&seenTLOutput == 0 {
 		return false
