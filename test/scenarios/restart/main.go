@@ -16,7 +16,8 @@
 // Then the acknowledged spans: batches of conversation turns sent as an
 // SDK's exporter sends them (a refused request is sent again) through a
 // collector whose storage directory is on a 16 MB tmpfs of its own, to an
-// OTLP exporter with a persistent sending queue; halfway, the collector is
+// OTLP exporter with a persistent sending queue (on another disk: see
+// spansConfig); halfway, the collector is
 // killed with SIGKILL and another started on the same storage, and in a
 // second run the storage's disk is filled for 2 s. It fails unless every
 // acknowledged span reaches the backend (spans.go).

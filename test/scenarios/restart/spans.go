@@ -20,11 +20,17 @@ import (
 
 // spansConfig passes every span through temporalcheck, journaled and
 // checkpointed on file_storage, to an OTLP exporter whose sending queue is
-// persisted on the same storage (and batched, as the household example's).
+// persisted (and batched, as the household example's) on a storage of its
+// own, on another disk: the collector's persistent queue (v0.165) drops an
+// item it cannot mark as read when its disk is full (persistent_queue.go,
+// getNextItem, logged at debug), so on the full disk it would lose what
+// agentguard kept.
 const spansConfig = `
 extensions:
   file_storage/x:
     directory: %[1]s
+  file_storage/queue:
+    directory: %[4]s
 receivers:
   otlp:
     protocols:
@@ -52,11 +58,11 @@ exporters:
       initial_interval: 100ms
       max_interval: 1s
     sending_queue:
-      storage: file_storage/x
+      storage: file_storage/queue
       batch:
         flush_timeout: 200ms
 service:
-  extensions: [file_storage/x]
+  extensions: [file_storage/x, file_storage/queue]
   telemetry:
     metrics:
       level: none
@@ -179,7 +185,12 @@ func runSpans(bin string, batches int, fault spanFault, dir string) (spanRun, er
 		return spanRun{}, err
 	}
 	path := filepath.Join(dir, "..", filepath.Base(dir)+"-config.yaml")
-	if err := os.WriteFile(path, fmt.Appendf(nil, spansConfig, dir, addrs[0], sink.Endpoint()), 0o600); err != nil {
+	queueDir, err := os.MkdirTemp("", "agentguard-queue-*")
+	if err != nil {
+		return spanRun{}, err
+	}
+	defer os.RemoveAll(queueDir)
+	if err := os.WriteFile(path, fmt.Appendf(nil, spansConfig, dir, addrs[0], sink.Endpoint(), queueDir), 0o600); err != nil {
 		return spanRun{}, err
 	}
 	defer os.Remove(path)
