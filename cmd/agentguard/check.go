@@ -300,6 +300,10 @@ func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *
 				c.Predicate, c.From, plural(c.Calls, "call"), c.Tool, spelling.DidYouMean(c.From, c.Seen))
 		}
 	}
+	for _, q := range r.quantities.Suspects() {
+		warn("predicate %s: no span of the %s read carried %s, so the budget never adds anything and cannot hold; check the attribute key%s",
+			q.Predicate, plural(sum.Spans, "span"), q.Quantity, spelling.DidYouMean(q.Quantity, q.Seen))
+	}
 	for _, p := range rep.Predicates {
 		if p.Held == 0 {
 			sum.NeverHeld = append(sum.NeverHeld, p.Name)

@@ -78,3 +78,32 @@ func TestCheckCapturePathNeverPresent(t *testing.T) {
 		t.Errorf("output:\n%s", out)
 	}
 }
+
+// A budget over an attribute no span carries is said, with the key the
+// spans did carry; a budget that reads is not, and it holds at the model
+// call that crossed it, which the explanation shows with the running total.
+// Real ADK spans (GenAI usage attributes).
+func TestCheckBudgets(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "budget.yaml")
+	if err := os.WriteFile(cfg, []byte(`processors:
+  temporalcheck:
+    group_by: conversation
+    predicates:
+      - {name: typo, budget: {sum: gen_ai.usage.input_tokenz, max: 10}}
+      - {name: overTokens, budget: {sum: tokens, max: 1500}}
+    assertions:
+      - {name: tokens, never: {x: overTokens}}
+      - {name: typoBudget, never: {x: typo}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, errOut := runCmd("check", "--config", cfg, traceFile("adk-js/strong-run-01.json"))
+	want := `agentguard check: warning: predicate typo: no span of the 16 spans read carried gen_ai.usage.input_tokenz, ` +
+		`so the budget never adds anything and cannot hold; check the attribute key; did you mean "gen_ai.usage.input_tokens"?` + "\n"
+	if errOut != want {
+		t.Errorf("stderr\n%s\nwant\n%s", errOut, want)
+	}
+	if !strings.Contains(out, "call_llm (overTokens: sum of tokens reached 1948 here, over the budget of 1500) [overTokens]") {
+		t.Errorf("output:\n%s", out)
+	}
+}

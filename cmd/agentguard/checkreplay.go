@@ -59,11 +59,12 @@ type replayed struct {
 	violations    int      // to check the replay against the processor's findings
 	pending       []pendingVerdict
 	ottlErrors    int
-	lateSpans     int                     // spans of batches the processor passed on unchecked
-	grouped       bool                    // a trace carried the group_by attribute
-	keys          []string                // attribute keys seen while none did, and the conversation keyword: a misspelt group_by's candidates
-	tools, agents map[string]bool         // the names the spans carried: a misspelt literal's candidates
-	captures      *predicate.CaptureWatch // capture paths never present in a call of their tool
+	lateSpans     int                      // spans of batches the processor passed on unchecked
+	grouped       bool                     // a trace carried the group_by attribute
+	keys          []string                 // attribute keys seen while none did, and the conversation keyword: a misspelt group_by's candidates
+	tools, agents map[string]bool          // the names the spans carried: a misspelt literal's candidates
+	captures      *predicate.CaptureWatch  // capture paths never present in a call of their tool
+	quantities    *predicate.QuantityWatch // budgets' quantities no span carried
 	compiled      []assertion.Compiled
 	triggers      []trigger
 }
@@ -100,7 +101,8 @@ func replayCheck(id component.ID, cfg *temporalcheck.Config, released, received 
 	if err != nil {
 		return nil, fmt.Errorf("processors::%s: %w", id, err)
 	}
-	r := &replayed{compiled: compiled, pending: []pendingVerdict{}, captures: predicate.NewCaptureWatch(cfg.Config.Literals())}
+	r := &replayed{compiled: compiled, pending: []pendingVerdict{}, captures: predicate.NewCaptureWatch(cfg.Config.Literals()),
+		quantities: predicate.NewQuantityWatch(cfg.Config.Literals())}
 	for _, a := range compiled {
 		mask, any := texpr.Triggers(a.Spec.Expr)
 		r.triggers = append(r.triggers, trigger{mask, any, a.Spec.Anchored})
@@ -263,15 +265,17 @@ func (r *replayed) noteNames(td ptrace.Traces) {
 	}
 }
 
-// noteCaptures reads a trace's calls for the capture paths they hold.
+// noteCaptures reads a trace's calls for the capture paths they hold, and
+// its spans for the quantities the budgets read.
 func (r *replayed) noteCaptures(td ptrace.Traces) {
-	if r.captures == nil {
+	if r.captures == nil && r.quantities == nil {
 		return
 	}
 	for _, rs := range td.ResourceSpans().All() {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
 				r.captures.Note(sp)
+				r.quantities.Note(sp)
 			}
 		}
 	}

@@ -92,7 +92,7 @@ func (w *worker[G]) hypothesis(key string, action ptrace.Traces) Hypothesis[G] {
 	var h Hypothesis[G]
 	latch := w.src.NewLatch()
 	if g, ok := w.groups.Get(key); ok {
-		h.Open, h.State, h.History, latch = true, g.state, g.history, g.latch
+		h.Open, h.State, h.History, latch = true, g.state, g.history, g.latch.Clone()
 		if g.service != nil {
 			setService(action, *g.service)
 		}

@@ -43,13 +43,14 @@ type Checkpointer[G any] interface {
 // evaluator's fingerprint, when it was written, then the open groups, least
 // recently active first: key, last activity, history marks, latest trace
 // start, latest event start, latches, trace and span of the last event,
-// service name, and the evaluator's state; then the groups kept after they
-// ended idle (Retention), in the same form, their last activity being when
-// they ended. Version 1 had no kept groups.
+// service name, the evaluator's state, and the meters' state (budgets,
+// repeats); then the groups kept after they ended idle (Retention), in the
+// same form, their last activity being when they ended. Version 1 had no
+// kept groups, versions 1 and 2 no meters.
 const (
 	checkpointKey     = "groups"
 	checkpointMagic   = "agentguard-groups"
-	checkpointVersion = 2
+	checkpointVersion = 3
 )
 
 // savedGroup is a group as a checkpoint holds it.
@@ -64,6 +65,7 @@ type savedGroup struct {
 	span    pcommon.SpanID
 	service string
 	state   []byte
+	meters  []byte
 }
 
 func appendSaved(b []byte, g savedGroup) []byte {
@@ -76,13 +78,14 @@ func appendSaved(b []byte, g savedGroup) []byte {
 	b = append(b, g.trace[:]...)
 	b = append(b, g.span[:]...)
 	b = checkpoint.AppendString(b, g.service)
-	return checkpoint.AppendBytes(b, g.state)
+	b = checkpoint.AppendBytes(b, g.state)
+	return checkpoint.AppendBytes(b, g.meters)
 }
 
 // savedSize is at least the bytes appendSaved writes for g.
 func savedSize(g savedGroup) int {
 	const varints = 5 * binary.MaxVarintLen64
-	return varints + 1 + 16 + 8 + len(g.key) + len(g.service) + len(g.state) + 3*binary.MaxVarintLen64
+	return varints + 1 + 16 + 8 + len(g.key) + len(g.service) + len(g.state) + len(g.meters) + 4*binary.MaxVarintLen64
 }
 
 // header is a checkpoint's first fields.
@@ -102,7 +105,7 @@ func appendHeader(b []byte, h header, groups int) []byte {
 }
 
 // minSavedGroup is the fewest bytes a saved group takes.
-const minSavedGroup = 1 + 1 + 1 + 1 + 1 + 1 + 16 + 8 + 1 + 1
+const minSavedGroup = 1 + 1 + 1 + 1 + 1 + 1 + 16 + 8 + 1 + 1 + 1
 
 // decodeCheckpoint reads a checkpoint: its open groups, and the kept ones
 // each in its saved form; every error names the field.
@@ -113,18 +116,18 @@ func decodeCheckpoint(data []byte) (header, []savedGroup, [][]byte, error) {
 	}
 	r := checkpoint.NewReader(data[len(checkpointMagic):])
 	v := r.Uvarint("version")
-	if r.Err() == nil && v != 1 && v != checkpointVersion {
-		return h, nil, nil, fmt.Errorf("version %d: this build reads versions 1 and %d", v, checkpointVersion)
+	if r.Err() == nil && (v < 1 || v > checkpointVersion) {
+		return h, nil, nil, fmt.Errorf("version %d: this build reads versions 1 to %d", v, checkpointVersion)
 	}
 	h.clean = r.Bool("clean")
 	h.fingerprint = r.String("fingerprint")
 	h.written = time.Unix(0, r.Varint("written"))
-	gs := decodeGroups(r, "group")
+	gs := decodeGroups(r, "group", v)
 	var kept [][]byte
 	if v >= 2 {
 		n := r.Count("kept groups", minSavedGroup)
 		for i := 0; i < n && r.Err() == nil; i++ {
-			kept = append(kept, r.Bytes(fmt.Sprintf("kept group %d", i+1)))
+			kept = append(kept, recoded(r.Bytes(fmt.Sprintf("kept group %d", i+1)), v))
 		}
 	}
 	if err := r.End("groups"); err != nil {
@@ -133,12 +136,29 @@ func decodeCheckpoint(data []byte) (header, []savedGroup, [][]byte, error) {
 	return h, gs, kept, nil
 }
 
-// decodeGroups reads a count of saved groups, then the groups.
-func decodeGroups(r *checkpoint.Reader, what string) []savedGroup {
+// recoded is a kept group saved under an older version, in this version's
+// form (kept groups are decoded when their group comes back, as this
+// version wrote them); unreadable data is left as it is, for that decoding
+// to report.
+func recoded(data []byte, version uint64) []byte {
+	if version == checkpointVersion || data == nil {
+		return data
+	}
+	r := checkpoint.NewReader(data)
+	sg := decodeSaved(r, func(string) string { return "" }, version)
+	if r.End("") != nil {
+		return data
+	}
+	return appendSaved(nil, sg)
+}
+
+// decodeGroups reads a count of saved groups, then the groups, as version
+// wrote them.
+func decodeGroups(r *checkpoint.Reader, what string, version uint64) []savedGroup {
 	n := r.Count(what+"s", minSavedGroup)
 	var gs []savedGroup
 	for i := range n {
-		g := decodeSaved(r, func(name string) string { return fmt.Sprintf("%s %d: %s", what, i+1, name) })
+		g := decodeSaved(r, func(name string) string { return fmt.Sprintf("%s %d: %s", what, i+1, name) }, version)
 		if r.Err() != nil {
 			break
 		}
@@ -147,8 +167,9 @@ func decodeGroups(r *checkpoint.Reader, what string) []savedGroup {
 	return gs
 }
 
-// decodeSaved reads one saved group; field names a field for errors.
-func decodeSaved(r *checkpoint.Reader, field func(string) string) savedGroup {
+// decodeSaved reads one saved group as version wrote it; field names a
+// field for errors.
+func decodeSaved(r *checkpoint.Reader, field func(string) string, version uint64) savedGroup {
 	var g savedGroup
 	g.key = r.String(field("key"))
 	g.seen = r.Varint(field("last activity"))
@@ -164,6 +185,9 @@ func decodeSaved(r *checkpoint.Reader, field func(string) string) savedGroup {
 	copy(g.span[:], r.Fixed(field("span ID"), 8))
 	g.service = r.String(field("service"))
 	g.state = r.Bytes(field("state"))
+	if version >= 3 {
+		g.meters = r.Bytes(field("meters"))
+	}
 	return g
 }
 
@@ -260,7 +284,7 @@ func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
 func (s *Stage[G]) restoreKept(kept [][]byte) error {
 	for i, data := range kept {
 		r := checkpoint.NewReader(data)
-		sg := decodeSaved(r, func(name string) string { return fmt.Sprintf("kept group %d: %s", i+1, name) })
+		sg := decodeSaved(r, func(name string) string { return fmt.Sprintf("kept group %d: %s", i+1, name) }, checkpointVersion)
 		if err := r.End(fmt.Sprintf("kept group %d", i+1)); err != nil {
 			return err
 		}

@@ -185,7 +185,7 @@ func TestCheckpointErrorsNameTheField(t *testing.T) {
 		len(ks) != 1 || !bytes.Equal(ks[0], kept) {
 		t.Fatalf("round trip: %+v %+v %v %v", h, gs, ks, err)
 	}
-	for cut, want := range map[int]string{groupsEnd - 1: "group 1: state", groupsEnd - 12: "groups", len(good) - 1: "kept group 1", groupsEnd: "kept groups"} {
+	for cut, want := range map[int]string{groupsEnd - 1: "group 1: meters", groupsEnd - 2: "group 1: state", groupsEnd - 12: "groups", len(good) - 1: "kept group 1", groupsEnd: "kept groups"} {
 		if _, _, _, err := decodeCheckpoint(good[:cut]); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("cut at %d: %v, want %q", cut, err, want)
 		}
@@ -202,9 +202,28 @@ func TestVersion1CheckpointIsRead(t *testing.T) {
 	v1 = checkpoint.AppendString(v1, "f")
 	v1 = checkpoint.AppendVarint(v1, 5)
 	v1 = appendSaved(checkpoint.AppendUvarint(v1, 1), savedGroup{key: "conv", state: []byte("st")})
+	v1 = v1[:len(v1)-1] // versions 1 and 2 end a group at its state: no meters
 	h, gs, ks, err := decodeCheckpoint(v1)
 	if err != nil || !h.clean || len(gs) != 1 || gs[0].key != "conv" || len(ks) != 0 {
 		t.Fatalf("version 1: %+v %+v %v %v", h, gs, ks, err)
+	}
+}
+
+// A version 2 checkpoint (no meters) is still read, its kept groups
+// rewritten in this version's form, which is how they are decoded when
+// their group comes back.
+func TestVersion2CheckpointIsRead(t *testing.T) {
+	v2 := append([]byte(checkpointMagic), checkpoint.AppendUvarint(nil, 2)...)
+	v2 = checkpoint.AppendBool(v2, true)
+	v2 = checkpoint.AppendString(v2, "f")
+	v2 = checkpoint.AppendVarint(v2, 5)
+	group := appendSaved(nil, savedGroup{key: "conv", state: []byte("st")})
+	v2 = append(checkpoint.AppendUvarint(v2, 1), group[:len(group)-1]...)
+	keptNow := appendSaved(nil, savedGroup{key: "paused", state: []byte("k")})
+	v2 = checkpoint.AppendBytes(checkpoint.AppendUvarint(v2, 1), keptNow[:len(keptNow)-1])
+	_, gs, ks, err := decodeCheckpoint(v2)
+	if err != nil || len(gs) != 1 || gs[0].key != "conv" || len(ks) != 1 || !bytes.Equal(ks[0], keptNow) {
+		t.Fatalf("version 2: %+v %q %v", gs, ks, err)
 	}
 }
 

@@ -194,7 +194,7 @@ func (w *worker[G]) takeOver(ctx context.Context, key string) (g *group[G], mark
 		return nil, err != nil
 	}
 	r := checkpoint.NewReader(saved)
-	sg := decodeSaved(r, func(name string) string { return "group handed over: " + name })
+	sg := decodeSaved(r, func(name string) string { return "group handed over: " + name }, checkpointVersion)
 	if err = r.End("group handed over"); err == nil && sg.key != key {
 		err = fmt.Errorf("asked for %q, given %q", key, sg.key)
 	}

@@ -73,7 +73,7 @@ func (m *Metrics) Instruments(prefix string) []selfmetric.Instrument {
 		row("verdict_spans", &m.VerdictSpans, "{spans}", "Verdict spans made for end-of-group verdicts decided after the group's spans had left."),
 		row("queue_full_waits", &m.QueueFullWaits, "{batches}", "Batches of incoming spans that waited because the evaluators were behind, or the next consumer refused."),
 		evaluation,
-		row("suspected_typos", &m.SuspectedTypos, "{warnings}", "Predicates that did not hold once, a group_by attribute no trace carried, and capture paths no call of their tool carried, in the first warn_typos_after of traffic, by kind; each logged at WARN with the nearest name seen.", AttrSuspect),
+		row("suspected_typos", &m.SuspectedTypos, "{warnings}", "Predicates that did not hold once, a group_by attribute no trace carried, capture paths no call of their tool carried, and budgets whose attribute no span carried, in the first warn_typos_after of traffic, by kind; each logged at WARN with the nearest name seen.", AttrSuspect),
 		row("spans_refused", &m.SpansRefused, "{spans}", "Incoming spans refused because the storage could not journal them (a full disk): nothing was taken, and the receiver answers with a retryable error."),
 		row("spans_replayed", &m.SpansReplayed, "{spans}", "Spans replayed at start from the storage's journal: acknowledged before the collector stopped without passing them on (a crash)."),
 		row("groups_handed_over", &m.GroupsHandedOver, "{groups}", "Conversations moved between collectors of a tier (a rescale): taken over from another member (in), or given up to one (out).", AttrDirection),

@@ -77,7 +77,7 @@ func (w *worker[G]) resume(ctx context.Context, key string) *group[G] {
 		}
 	}
 	r := checkpoint.NewReader(data)
-	sg := decodeSaved(r, func(name string) string { return "kept group: " + name })
+	sg := decodeSaved(r, func(name string) string { return "kept group: " + name }, checkpointVersion)
 	g, err := w.restored(sg)
 	if err == nil {
 		err = r.End("kept group")
@@ -99,6 +99,9 @@ func (w *worker[G]) restored(sg savedGroup) (*group[G], error) {
 	if err := g.latch.Restore(sg.latch); err != nil {
 		return nil, err
 	}
+	if err := g.latch.RestoreMeters(sg.meters); err != nil {
+		return nil, err
+	}
 	var err error
 	if g.state, err = w.s.eval.(Checkpointer[G]).RestoreState(sg.key, sg.state); err != nil {
 		return nil, fmt.Errorf("state: %w", err)
@@ -115,8 +118,10 @@ func (w *worker[G]) saved(cp Checkpointer[G], key string, seen int64, g *group[G
 		service = *g.service
 	}
 	w.stateBuf = cp.AppendState(w.stateBuf[:0], g.state)
+	n := len(w.stateBuf)
+	w.stateBuf = g.latch.AppendMeters(w.stateBuf)
 	return savedGroup{key: key, seen: seen, history: g.history, latest: g.latest, latestE: g.latestEvent, latch: g.latch.State(),
-		trace: g.trace, span: g.lastSpan, service: service, state: w.stateBuf}
+		trace: g.trace, span: g.lastSpan, service: service, state: w.stateBuf[:n], meters: w.stateBuf[n:]}
 }
 
 // saveGroup is a group's saved form in a buffer of its own, sized once.

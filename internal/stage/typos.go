@@ -33,17 +33,18 @@ import (
 // (tool and agent names, the paths of the calls' fields, attribute keys).
 // Until then the workers note those names, a bounded set.
 type typoWatch struct {
-	after    time.Duration
-	literals map[string]predicate.Literal
-	groupBy  string
-	first    atomic.Int64 // unix nanoseconds of the first event judged; 0: none yet
-	done     atomic.Bool
-	grouped  atomic.Bool // a trace carried the group_by attribute
-	mu       sync.Mutex
-	tools    names
-	agents   names
-	keys     names
-	captures *predicate.CaptureWatch // nil: no capture predicate
+	after      time.Duration
+	literals   map[string]predicate.Literal
+	groupBy    string
+	first      atomic.Int64 // unix nanoseconds of the first event judged; 0: none yet
+	done       atomic.Bool
+	grouped    atomic.Bool // a trace carried the group_by attribute
+	mu         sync.Mutex
+	tools      names
+	agents     names
+	keys       names
+	captures   *predicate.CaptureWatch  // nil: no capture predicate
+	quantities *predicate.QuantityWatch // nil: no budget over an attribute
 }
 
 // maxNames bounds each set of names noted.
@@ -62,6 +63,7 @@ func newTypoWatch(cfg Config) *typoWatch {
 		tools: names{}, agents: names{}, keys: names{}}
 	if t.after > 0 {
 		t.captures = predicate.NewCaptureWatch(cfg.Literals)
+		t.quantities = predicate.NewQuantityWatch(cfg.Literals)
 	}
 	return t
 }
@@ -88,6 +90,7 @@ func (t *typoWatch) note(now time.Time, td ptrace.Traces, events int) {
 			for _, sp := range ss.Spans().All() {
 				t.noteNames(sp.Attributes())
 				t.captures.Note(sp)
+				t.quantities.Note(sp)
 				if keys {
 					t.noteKeys(sp.Attributes())
 				}
@@ -127,6 +130,11 @@ func (t *typoWatch) look(ctx context.Context, now time.Time, w *predicateWatch, 
 		warnings.Once("capture-never-present-"+c.Predicate+"-"+c.From, fmt.Sprintf("predicate %s captures %s, absent from all %d calls of %s in the first %v of traffic: the capture never binds, so the predicate never holds and assertions over it pass untested%s",
 			c.Predicate, c.From, c.Calls, c.Tool, t.after, spelling.DidYouMean(c.From, c.Seen)), zap.String("predicate", c.Predicate), zap.String("capture", c.From))
 	}
+	for _, q := range t.quantities.Suspects() {
+		tel.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrSuspect, kindBudget)))
+		warnings.Once("budget-never-read-"+q.Predicate, fmt.Sprintf("predicate %s: no span in the first %v of traffic carried %s, so the budget never adds anything and cannot hold; check the attribute key%s",
+			q.Predicate, t.after, q.Quantity, spelling.DidYouMean(q.Quantity, q.Seen)), zap.String("predicate", q.Predicate))
+	}
 	for i, name := range w.names {
 		if w.lastHeld[i].Load() != 0 || w.optional[name] || explained[name] {
 			continue
@@ -160,6 +168,7 @@ const (
 	kindPredicate = "predicate"
 	kindGroupBy   = "group_by"
 	kindCapture   = "capture"
+	kindBudget    = "budget"
 )
 
 // didYouMean is spelling.DidYouMean over a set of names.

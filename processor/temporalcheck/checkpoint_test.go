@@ -14,6 +14,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/internal/checkpoint/checkpointtest"
+	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/core/predicate"
+	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
 
@@ -213,6 +216,42 @@ func TestKeptConversationsSurviveARestart(t *testing.T) {
 	second.Tick(clock.add(15 * time.Second))
 	shutdown(t, second)
 	if got, want := failures(sink), []string{`te3 paused-13 ""`}; !slices.Equal(got, want) {
+		t.Errorf("after the restart: %q, want %q", got, want)
+	}
+}
+
+// A meter's state is checkpointed with its group: a count of tool calls
+// that crosses its bound in the turn after the restart does so as in one
+// collector that never stopped.
+func TestMetersSurviveARestart(t *testing.T) {
+	const conversations = 5
+	storageID := component.MustNewIDWithName("file_storage", "x")
+	config := func() *Config {
+		cfg := weatherConfig()
+		cfg.Predicates = append(cfg.Predicates, predicate.Named{Name: "secondCall",
+			Predicate: predicate.Predicate{Budget: &predicate.Budget{Count: predicate.QuantityToolCalls, Max: 1}}})
+		cfg.Assertions = []assertion.Config{{Name: "one_call", Never: "secondCall"}}
+		cfg.Storage = &storageID
+		return cfg
+	}
+	clock := &lockedClock{t: time.Unix(1_800_000_000, 0)}
+	store := checkpointtest.NewStore()
+	cfg := config()
+	cfg.WarmUp = new(time.Duration)
+	first, _ := startProcessorOn(t, cfg, clock, store.Host(storageID))
+	playConversations(t, first, clock, conversations, 3)
+	first.Tick(clock.add(cfg.CheckpointInterval))
+	defer func() { store.Fail = fmt.Errorf("the killed backend writes nothing"); shutdown(t, first) }()
+
+	second, sink := startProcessorOn(t, config(), clock, store.Host(storageID))
+	playConversations(t, second, clock, conversations, 5)
+	shutdown(t, second)
+	var got []string
+	eachFailure(sink, func(span ptrace.Span, a map[string]any) {
+		history, _ := a[verdictattr.History].(string)
+		got = append(got, fmt.Sprint(a[verdictattr.EvaluationName], " ", history))
+	})
+	if want := slices.Repeat([]string{"one_call "}, conversations); !slices.Equal(got, want) {
 		t.Errorf("after the restart: %q, want %q", got, want)
 	}
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/agentguard/agentguard/extension/riskendpoint"
 	"github.com/agentguard/agentguard/extension/riskendpoint/riskendpointtest"
+	"github.com/agentguard/agentguard/internal/core/assertion"
+	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
@@ -270,4 +272,39 @@ func (h hostWith) GetExtensions() map[component.ID]component.Component {
 		maps.Copy(out, one.GetExtensions())
 	}
 	return out
+}
+
+// A meter answers decisions as it judges: with a repeat bound, the call
+// that would repeat is denied, a copy of the group's window deciding, so
+// that asking twice, or asking anything, leaves the window as it was.
+func TestDecisionDeniesARepeat(t *testing.T) {
+	ext, url := riskendpointtest.Start(t)
+	id := component.MustNewID("riskendpoint")
+	p, _ := createProcessor(t, "conversation", func(c *Config) {
+		c.RiskEndpoint = &id
+		c.WarmUp = new(time.Duration)
+		c.Predicates = append(c.Predicates, predicate.Named{Name: "again",
+			Predicate: predicate.Predicate{Repeats: &predicate.Repeats{Key: []string{"tool"}, N: 2, Within: 5}}})
+		c.Assertions = append(c.Assertions, assertion.Config{Name: "no_repeat", Never: "again", Enforce: "deny"})
+	})
+	clock := &fakeClock{t: fixtures.StoveEpoch.Add(time.Hour)}
+	p.UseClock(clock.now)
+	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	feed(t, p, fixtures.StoveTrace(0, "c1", fixtures.ToolCall{Tool: "get_weather"}))
+	clock.t = clock.t.Add(time.Minute)
+	p.Tick(clock.t)
+
+	for range 2 {
+		d := ask(t, url, "c1", `{"action": {"tool": "get_weather"}}`)
+		if d.Decision != riskendpoint.Deny || len(d.Reasons) != 1 || d.Reasons[0].Assertion != "no_repeat" ||
+			!strings.Contains(d.Reasons[0].Explanation, "tool get_weather called 2 times in the last 5 tool calls") {
+			t.Errorf("a second get_weather: %+v", d)
+		}
+	}
+	if d := ask(t, url, "c1", `{"action": {"tool": "say_hello"}}`); d.Decision != riskendpoint.Allow {
+		t.Errorf("say_hello: %+v", d)
+	}
 }

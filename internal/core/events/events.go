@@ -31,6 +31,17 @@ type Source struct {
 	// and attach hands it to the events, so that a span's JSON is read once.
 	captures bool
 	arrived  []*predicate.Captured
+	// With meters (budgets, repeats), what they read at each span, by
+	// arrival, until the fold: a silent span (no event, but measured) stays
+	// an event only where a meter holds there.
+	meters    bool
+	meterBits uint64
+	measured  []measured
+}
+
+type measured struct {
+	m      *predicate.Measurement
+	silent bool
 }
 
 // Errors are the OTTL evaluation errors of one call: how many, and the first
@@ -59,6 +70,7 @@ func NewSource(cfg predicate.Config, groupBy string, ts component.TelemetrySetti
 	}
 	s.set = set
 	s.captures = set.Captures() != 0
+	s.meters, s.meterBits = set.HasMeters(), set.MeterBits()
 	return s, nil
 }
 
@@ -72,13 +84,43 @@ func (s *Source) Names() []string { return s.set.Names() }
 func (s *Source) NewLatch() predicate.Latch { return s.set.NewLatch() }
 
 func (s *Source) classify(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) (bool, uint64) {
-	if !s.captures {
+	if !s.captures && !s.meters {
 		isEvent, sig := s.set.Eval(rs, ss, span)
 		return isEvent, uint64(sig)
 	}
-	isEvent, sig, c := s.set.EvalCaptured(rs, ss, span)
-	s.arrived = append(s.arrived, c) // Split reads the spans in arrival order
-	return isEvent, uint64(sig)
+	r := s.set.Read(rs, ss, span)
+	// Split reads the spans in arrival order.
+	if s.captures {
+		s.arrived = append(s.arrived, r.Captured)
+	}
+	if s.meters {
+		s.measured = append(s.measured, measured{r.Measured, r.Silent})
+	}
+	return r.IsEvent, uint64(r.Signals)
+}
+
+// fold sets the events' Bits, the latch stepped through them in order, and
+// drops the silent events where no meter holds.
+func (s *Source) fold(evs []sequence.Event, latch *predicate.Latch) []sequence.Event {
+	if !s.meters {
+		sequence.Fold(evs, func(sig uint64) uint64 { return uint64(latch.Step(predicate.Signals(sig))) })
+		return evs
+	}
+	kept := evs[:0]
+	for _, ev := range evs {
+		m := s.measured[ev.Arrival]
+		ev.Bits = uint64(latch.StepEvent(predicate.Signals(ev.Signals), m.m, ev.Span, m.silent))
+		if !m.silent || ev.Bits&s.meterBits != 0 {
+			kept = append(kept, ev)
+		}
+	}
+	clear(kept[len(kept):len(evs)]) // no span handle kept alive past the slice
+	return kept
+}
+
+func (s *Source) forgetMeasured() {
+	clear(s.measured)
+	s.measured = s.measured[:0]
 }
 
 // split is sequence.Split with each event's captures attached.
@@ -114,7 +156,8 @@ func (s *Source) Extract(td ptrace.Traces, latch *predicate.Latch) (evs []sequen
 		}
 		evs = sequence.Merge(seqs...)
 	}
-	sequence.Fold(evs, func(sig uint64) uint64 { return uint64(latch.Step(predicate.Signals(sig))) })
+	evs = s.fold(evs, latch)
+	s.forgetMeasured()
 	return evs, s.takeErrors()
 }
 
@@ -146,9 +189,9 @@ func (s *Source) Groups(tds []ptrace.Traces) (groups []Group, errs Errors) {
 	for _, key := range keys {
 		evs := sequence.Merge(byKey[key]...)
 		latch := s.set.NewLatch()
-		sequence.Fold(evs, func(sig uint64) uint64 { return uint64(latch.Step(predicate.Signals(sig))) })
-		groups = append(groups, Group{Key: key, Events: evs})
+		groups = append(groups, Group{Key: key, Events: s.fold(evs, &latch)})
 	}
+	s.forgetMeasured()
 	return groups, s.takeErrors()
 }
 

@@ -87,6 +87,16 @@ type Predicate struct {
 	// too). Both are required together.
 	Set   *Predicate `mapstructure:"set"`
 	Reset *Predicate `mapstructure:"reset"`
+	// Budget, Repeats and NoProgress make a meter predicate (meter.go): it
+	// holds where an aggregate of the group first exceeds a bound, where a
+	// tool call repeats, where a tool's result stops changing. A meter is
+	// optional: never holding is what it is for.
+	Budget *Budget `mapstructure:"budget"`
+	// Evaluation holds where another evaluator's result says so
+	// (evaluation.go); its span is an event, as an agent predicate's.
+	Evaluation *Evaluation `mapstructure:"evaluation"`
+	Repeats    *Repeats    `mapstructure:"repeats"`
+	NoProgress *NoProgress `mapstructure:"no_progress"`
 	// Optional: never holding is fine (a correct conversation need not say
 	// goodbye): no warning says it never held, live or in check.
 	Optional bool `mapstructure:"optional"`
@@ -141,6 +151,8 @@ func (c Config) Validate() error {
 			errs = append(errs, errors.New("events: cannot capture or compare with captured values: it decides span by span which spans are events"))
 		} else if c.Events.latched() {
 			errs = append(errs, errors.New("events: cannot be latched: it decides span by span which spans are events"))
+		} else if c.Events.meter() {
+			errs = append(errs, errors.New("events: cannot be budget, repeats or no_progress: a meter is a named predicate; declare it under predicates"))
 		} else if c.Events.Optional {
 			errs = append(errs, errors.New("events: optional is for a named predicate (one that may never hold)"))
 		}
@@ -247,9 +259,17 @@ func (p *Predicate) validate() error {
 	if p.latched() {
 		forms = append(forms, "set/reset")
 	}
+	for _, m := range []struct {
+		key   string
+		given bool
+	}{{"budget", p.Budget != nil}, {"repeats", p.Repeats != nil}, {"no_progress", p.NoProgress != nil}, {"evaluation", p.Evaluation != nil}} {
+		if m.given {
+			forms = append(forms, m.key)
+		}
+	}
 	switch {
 	case len(forms) == 0:
-		return errors.New("empty: give an OTTL condition or one of tool, transfer_to, agent, set/reset")
+		return errors.New("empty: give an OTTL condition or one of tool, transfer_to, agent, set/reset, budget, repeats, no_progress, evaluation")
 	case len(forms) > 1 && forms[0] == "condition":
 		return fmt.Errorf("give either an OTTL condition or a shorthand, not both (got %v)", forms)
 	case len(forms) > 1:
@@ -260,6 +280,16 @@ func (p *Predicate) validate() error {
 		return fmt.Errorf("args, result and capture only narrow tool (got %s)", forms[0])
 	case p.latched() && (p.Set == nil || p.Reset == nil):
 		return errors.New("a latched predicate needs both set and reset")
+	case p.latched() && (p.Set.meter() || p.Reset.meter()):
+		return errors.New("set and reset cannot be budget, repeats or no_progress: a meter is a predicate of its own; latch on a condition")
+	case p.Budget != nil:
+		return p.Budget.validate()
+	case p.Repeats != nil:
+		return p.Repeats.validate()
+	case p.NoProgress != nil:
+		return p.NoProgress.validate()
+	case p.Evaluation != nil:
+		return p.Evaluation.validate()
 	case p.latched():
 		if err := p.Set.validate(); err != nil {
 			return fmt.Errorf("set: %w", err)
@@ -304,16 +334,19 @@ func (c Config) Literals() map[string]Literal {
 			out[p.Name] = Literal{Name: p.TransferTo}
 		case p.Agent != "":
 			out[p.Name] = Literal{Name: p.Agent}
+		case p.Budget != nil:
+			out[p.Name] = Literal{Quantity: p.Budget.quantity()}
 		}
 	}
 	return out
 }
 
-// OptionalNames are the predicates marked optional: never holding is fine.
+// OptionalNames are the predicates marked optional, and the meters: never
+// holding is fine.
 func (c Config) OptionalNames() map[string]bool {
 	out := map[string]bool{}
 	for _, p := range c.Predicates {
-		if p.Optional {
+		if p.Optional || p.meter() {
 			out[p.Name] = true
 		}
 	}
@@ -321,13 +354,16 @@ func (c Config) OptionalNames() map[string]bool {
 }
 
 // Literal is the name a shorthand predicate matches: a tool's, or an
-// agent's.
+// agent's; or the quantity a budget reads.
 type Literal struct {
 	Tool bool
 	Name string
 	// Captures are a tool predicate's capture paths (args.PATH, result.PATH):
 	// one no call of the tool holds never binds (CaptureWatch).
 	Captures []string
+	// Quantity is a budget's (and Name is empty): one no span carries
+	// never adds up (QuantityWatch).
+	Quantity string
 }
 
 func captureSources(cs []Capture) []string {

@@ -18,7 +18,18 @@ import (
 // {transfer_to: X, failed: true}; `X takes control`, {agent: X}), and needs
 // no configuration. It allocates only the string it returns (and, for a
 // JSON attribute held as a map rather than as text, that JSON).
+//
+// Where a meter held (a budget crossed, a call repeated), what it says
+// follows in parentheses.
 func Describe(span ptrace.Span) string {
+	what := describeSpan(span)
+	if note, ok := span.Attributes().Get(MeterNoteAttribute); ok && note.Str() != "" {
+		return what + " (" + note.Str() + ")"
+	}
+	return what
+}
+
+func describeSpan(span ptrace.Span) string {
 	var f spanFacts
 	f.gather(span, true)
 	if agent, ok := f.controlOf(); ok {

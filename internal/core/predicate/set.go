@@ -51,8 +51,7 @@ type Set struct {
 	sources  []string // per predicate, the OTTL it runs
 	events   condition
 	conds    []condition // stateless conditions, each with its bit
-	latches  []latchOp   // in evaluation order: nested latches first
-	outMask  uint64      // the predicates' bits
+	plan     latchPlan   // the latches and meters every group steps (latch.go)
 	silent   bool
 	logger   *zap.Logger
 	logged   map[string]bool // predicates whose failure was logged (no onError)
@@ -69,12 +68,15 @@ type Set struct {
 }
 
 type condition struct {
-	owner   string // the predicate's name, for errors
-	bit     uint
-	cond    *ottl.Condition[*ottlspan.TransformContext]
-	native  *native // when set, runs instead of cond (same meaning, faster)
-	control bool    // an agent predicate's: where it holds is an event
-	fields  *fieldSpec
+	owner  string // the predicate's name, for errors
+	bit    uint
+	cond   *ottl.Condition[*ottlspan.TransformContext]
+	native *native // when set, runs instead of cond (same meaning, faster)
+	// evaluation, when set, is the condition: an evaluation predicate's
+	// (span events, which OTTL's span context does not read)
+	evaluation *evaluationMatch
+	control    bool // an agent predicate's: where it holds is an event
+	fields     *fieldSpec
 }
 
 // Compile checks cfg and compiles it. Errors name the predicate and carry
@@ -103,7 +105,7 @@ func compile(cfg Config, set Settings, native bool) (*Set, error) {
 	}
 	s := &Set{
 		silent: cfg.ErrorMode == ottl.SilentError, logger: logger, onError: set.OnError,
-		evalCtx: context.Background(), outMask: lowBits(len(cfg.Predicates)), memo: memo,
+		evalCtx: context.Background(), plan: latchPlan{outMask: lowBits(len(cfg.Predicates))}, memo: memo,
 	}
 	b := builder{set: s, parser: &parser, next: uint(len(cfg.Predicates)), native: native}
 	events := Predicate{Condition: DefaultEvents}
@@ -121,7 +123,8 @@ func compile(cfg Config, set Settings, native bool) (*Set, error) {
 	if len(b.errs) > 0 {
 		return nil, errors.Join(b.errs...)
 	}
-	s.stateful = len(s.latches) > 0
+	s.stateful = len(s.plan.ops) > 0 || len(s.plan.meters) > 0
+	s.facts = len(s.plan.meters) > 0
 	for _, c := range append(s.conds, s.events) {
 		s.facts = s.facts || c.native != nil || c.fields != nil
 		if c.fields.dict() {
@@ -131,7 +134,7 @@ func compile(cfg Config, set Settings, native bool) (*Set, error) {
 			s.captureSpecs[c.bit] = c.fields
 		}
 		s.agents = s.agents || (c.native != nil && c.native.kind == nativeAgent)
-		s.ottl = s.ottl || c.native == nil
+		s.ottl = s.ottl || (c.native == nil && c.evaluation == nil)
 	}
 	for _, c := range s.conds {
 		s.control = s.control || c.control
@@ -150,6 +153,10 @@ type builder struct {
 
 // add compiles predicate p of the given name onto bit out.
 func (b *builder) add(name string, p *Predicate, out uint) {
+	if op := meterOpOf(name, p, out); op != nil {
+		b.set.plan.meters = append(b.set.plan.meters, *op)
+		return
+	}
 	if !p.latched() {
 		c, err := b.parse(name, p, out)
 		if err != nil {
@@ -162,7 +169,7 @@ func (b *builder) add(name string, p *Predicate, out uint) {
 	op := latchOp{set: b.alloc(), reset: b.alloc(), out: out}
 	b.add(name, p.Set, op.set)
 	b.add(name, p.Reset, op.reset)
-	b.set.latches = append(b.set.latches, op) // after the latches it reads
+	b.set.plan.ops = append(b.set.plan.ops, op) // after the latches it reads
 }
 
 func (b *builder) alloc() uint {
@@ -174,6 +181,9 @@ func (b *builder) alloc() uint {
 // parse compiles a stateless predicate. The OTTL of a shorthand is parsed
 // too, although the native matcher runs: it is what the docs show.
 func (b *builder) parse(owner string, p *Predicate, bit uint) (condition, error) {
+	if p.Evaluation != nil {
+		return condition{owner: owner, bit: bit, control: true, evaluation: newEvaluationMatch(p.Evaluation)}, nil
+	}
 	c, err := b.parser.ParseCondition(p.OTTL())
 	if err != nil {
 		if owner == EventsOwner {
@@ -227,8 +237,31 @@ func (s *Set) Stateful() bool { return s.stateful }
 // evaluation error makes its condition false at this span; it is counted
 // through OnError, never fatal.
 func (s *Set) Eval(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) (isEvent bool, sig Signals) {
-	return s.eval(rs, ss, span, nil)
+	r := s.read(rs, ss, span, false)
+	return r.IsEvent && !r.Silent, r.Signals
 }
+
+// Reading is what the predicates find at one span.
+type Reading struct {
+	// IsEvent: the span is an event, or (Silent) a span the meters read
+	// that is kept until the fold decides whether a meter holds there.
+	IsEvent, Silent bool
+	Signals         Signals
+	// Captured is what the capture predicates read (nil when none holds or
+	// the caller did not ask), Measured what the meters read (nil: nothing).
+	Captured *Captured
+	Measured *Measurement
+}
+
+// Read is Eval with what the capture predicates and the meters read there.
+func (s *Set) Read(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) Reading {
+	return s.read(rs, ss, span, true)
+}
+
+// HasMeters reports whether some predicate is a meter: Read then keeps
+// silent events, which the caller drops after the fold where no meter
+// holds (MeterBits).
+func (s *Set) HasMeters() bool { return len(s.plan.meters) > 0 }
 
 // Captures are the bits of the capture predicates (Config.Captures).
 func (s *Set) Captures() uint64 {
@@ -245,13 +278,32 @@ func (s *Set) Captures() uint64 {
 // hold at the span read there (nil when none holds), from the same parse
 // of the span's JSON.
 func (s *Set) EvalCaptured(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) (bool, Signals, *Captured) {
-	var c *Captured
-	isEvent, sig := s.eval(rs, ss, span, &c)
-	return isEvent, sig, c
+	r := s.read(rs, ss, span, true)
+	return r.IsEvent && !r.Silent, r.Signals, r.Captured
 }
 
-func (s *Set) eval(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, captured **Captured) (isEvent bool, sig Signals) {
+func (s *Set) read(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, all bool) Reading {
 	ev := evaluation{set: s, rs: rs, ss: ss, span: span}
+	defer ev.close()
+	var r Reading
+	r.IsEvent, r.Signals = ev.eval()
+	switch {
+	case !all || len(s.plan.meters) == 0 || (!r.IsEvent && deniedByHook(span)):
+	case r.IsEvent:
+		r.Measured = ev.measure(true)
+	default:
+		r.Measured = ev.measure(false)
+		r.IsEvent, r.Silent = r.Measured != nil, r.Measured != nil
+	}
+	if all && r.IsEvent && !r.Silent && s.captureSpecs != nil {
+		r.Captured = ev.captured(r.Signals)
+	}
+	return r
+}
+
+func (ev *evaluation) eval() (isEvent bool, sig Signals) {
+	s := ev.set
+	span := ev.span
 	defer ev.close()
 	if s.facts {
 		ev.facts.gather(span, s.agents)
@@ -273,9 +325,6 @@ func (s *Set) eval(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Sp
 		if c := &s.conds[i]; !c.control && ev.holds(c) {
 			sig |= 1 << c.bit
 		}
-	}
-	if captured != nil && s.captureSpecs != nil {
-		*captured = ev.captured(sig)
 	}
 	return true, sig
 }
@@ -331,6 +380,9 @@ func (ev *evaluation) holds(c *condition) bool {
 }
 
 func (ev *evaluation) base(c *condition) bool {
+	if c.evaluation != nil {
+		return c.evaluation.match(ev.span)
+	}
 	if c.native != nil {
 		return c.native.match(&ev.facts)
 	}
@@ -368,6 +420,12 @@ func (s *Set) failed(c *condition, err error) {
 }
 
 func describe(p *Predicate) string {
+	if p.meter() {
+		return p.describeMeter()
+	}
+	if p.Evaluation != nil {
+		return p.Evaluation.String()
+	}
 	if p.latched() {
 		return "latch(set: " + describe(p.Set) + "; reset: " + describe(p.Reset) + ")"
 	}

@@ -19,7 +19,7 @@ var (
 	_ confmap.Unmarshaler = (*Named)(nil)
 )
 
-var predicateKeys = []string{"condition", "tool", "transfer_to", "agent", "failed", "args", "result", "capture", "set", "reset", "optional"}
+var predicateKeys = []string{"condition", "tool", "transfer_to", "agent", "failed", "args", "result", "capture", "set", "reset", "optional", "budget", "repeats", "no_progress", "evaluation"}
 
 // UnmarshalText takes the string form: an OTTL condition.
 func (p *Predicate) UnmarshalText(text []byte) error {
@@ -99,6 +99,14 @@ func decodeMap(m map[string]any) (Predicate, error) {
 			p.Set, err = nested(k, m[k])
 		case "reset":
 			p.Reset, err = nested(k, m[k])
+		case "budget":
+			p.Budget, err = decodeBudget(m[k])
+		case "repeats":
+			p.Repeats, err = decodeRepeats(m[k])
+		case "no_progress":
+			p.NoProgress, err = decodeNoProgress(m[k])
+		case "evaluation":
+			p.Evaluation, err = decodeEvaluation(m[k])
 		case "optional":
 			var b *bool
 			if b, err = boolValue(k, m[k]); b != nil {

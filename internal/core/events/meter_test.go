@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package events
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/core/predicate"
+	"github.com/agentguard/agentguard/internal/core/sequence"
+	"github.com/agentguard/agentguard/internal/fixtures"
+)
+
+func meterSource(t *testing.T, preds ...map[string]any) *Source {
+	t.Helper()
+	list := []any{map[string]any{"name": "anyTool", "tool": "*"}}
+	for _, p := range preds {
+		list = append(list, p)
+	}
+	var cfg predicate.Config
+	if err := confmap.NewFromStringMap(map[string]any{"predicates": list}).Unmarshal(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewSource(cfg, sequence.ByTraceID, componenttest.NewNopTelemetrySettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// extract is one file's events as one group's.
+func extract(t *testing.T, src *Source, file string) []sequence.Event {
+	t.Helper()
+	latch := src.NewLatch()
+	evs, errs := src.Extract(fixtures.Traces(t, file), &latch)
+	if errs.Count != 0 {
+		t.Fatalf("%s: OTTL errors: %v", file, errs.First)
+	}
+	return evs
+}
+
+func spanIDs(evs []sequence.Event) []pcommon.SpanID {
+	out := make([]pcommon.SpanID, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Span.SpanID()
+	}
+	return out
+}
+
+// A token budget reads each convention's usage attributes (the totals were
+// summed from the files by hand: one model call, one convention, counted
+// once): it holds at the model call that crosses the bound, one model call
+// too many, and nowhere at the bound itself; the crossing call becomes an
+// event of its own and no other model call does, so every other event is
+// the one a configuration without the budget sees.
+func TestTokenBudgetReadsEveryConvention(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		total int
+	}{
+		{"adk-js/strong-run-01.json", 3331},                            // gen_ai.usage.input_tokens / output_tokens
+		{"langgraph-openinference/strong-explicit-handback.json", 468}, // llm.token_count.prompt / completion
+		{"openai-agents-openinference/strong.json", 426},               // llm.token_count.*
+		{"traceloop-langgraph/strong-explicit-handback.json", 468},     // gen_ai.usage.*, besides llm.usage.total_tokens
+	} {
+		plain := spanIDs(extract(t, meterSource(t), c.file))
+		for _, bound := range []int{c.total - 1, c.total} {
+			src := meterSource(t, map[string]any{"name": "overBudget", "budget": map[string]any{"sum": "tokens", "max": bound}})
+			evs := extract(t, src, c.file)
+			var crossed []sequence.Event
+			var others []sequence.Event
+			for _, ev := range evs {
+				if ev.Bits&2 != 0 {
+					crossed = append(crossed, ev)
+				} else {
+					others = append(others, ev)
+				}
+			}
+			want := 0
+			if bound < c.total {
+				want = 1
+			}
+			if len(crossed) != want {
+				t.Fatalf("%s, max %d: the budget held at %d events, want %d", c.file, bound, len(crossed), want)
+			}
+			if !slices.Equal(spanIDs(others), plain) {
+				t.Errorf("%s, max %d: the other events changed: %v, want %v", c.file, bound, spanIDs(others), plain)
+			}
+			if want == 1 {
+				note, _ := crossed[0].Span.Attributes().Get(predicate.MeterNoteAttribute)
+				if !strings.Contains(note.Str(), "reached "+strconv.Itoa(c.total)) || crossed[0].Bits != 2 {
+					t.Errorf("%s: the crossing span says %q, bits %b", c.file, note.Str(), crossed[0].Bits)
+				}
+			}
+		}
+	}
+}
+
+// toolSpan appends a tool call span with its JSON arguments and result.
+func toolSpan(ss ptrace.ScopeSpans, start int, tool, args, result string) {
+	sp := ss.Spans().AppendEmpty()
+	sp.SetTraceID(pcommon.TraceID{1})
+	sp.SetSpanID(pcommon.SpanID{byte(start + 1)})
+	sp.SetStartTimestamp(pcommon.Timestamp(start * 1000))
+	sp.SetEndTimestamp(pcommon.Timestamp(start*1000 + 500))
+	sp.SetName("execute_tool " + tool)
+	a := sp.Attributes()
+	a.PutStr("gen_ai.operation.name", "execute_tool")
+	a.PutStr("gen_ai.tool.name", tool)
+	a.PutStr("gcp.vertex.agent.tool_call_args", args)
+	a.PutStr("gcp.vertex.agent.tool_response", result)
+}
+
+func calls(spans ...[3]string) ptrace.Traces {
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	for i, c := range spans {
+		toolSpan(ss, i, c[0], c[1], c[2])
+	}
+	return td
+}
+
+// heldAt is the positions (from 1) of the events where predicate bit holds.
+func heldAt(evs []sequence.Event, bit int) []int {
+	var out []int
+	for i, ev := range evs {
+		if ev.Bits&(1<<bit) != 0 {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// repeats holds at the call that makes n equal keys in the window, and
+// again only after the count fell below n; key [tool, args] tells
+// arguments apart whatever their key order; [tool, result] ignores the
+// arguments; no_progress counts one tool's equal results in a row.
+func TestRepeatsAndNoProgress(t *testing.T) {
+	paris, parisAgain, rome := `{"city":"Paris","unit":"C"}`, `{"unit":"C","city":"Paris"}`, `{"city":"Rome","unit":"C"}`
+	same := `{"report":"sunny"}`
+	td := calls(
+		[3]string{"get_weather", paris, same},
+		[3]string{"get_weather", rome, same},
+		[3]string{"get_weather", parisAgain, same},
+		[3]string{"say_hello", `{}`, `{"ok":true}`},
+		[3]string{"get_weather", paris, `{"report":"rain"}`},
+		[3]string{"get_weather", rome, `{"report":"rain"}`},
+		[3]string{"get_weather", paris, `{"report":"rain"}`},
+	)
+	for _, c := range []struct {
+		name string
+		pred map[string]any
+		want []int
+	}{
+		{"args twice in 3", map[string]any{"repeats": map[string]any{"key": []any{"tool", "args"}, "n": 2, "within": 3}}, []int{3, 5, 7}},
+		{"args three times", map[string]any{"repeats": map[string]any{"n": 3, "within": 10}}, []int{5}},
+		{"result three times", map[string]any{"repeats": map[string]any{"key": []any{"tool", "result"}, "n": 3}}, []int{3, 7}},
+		{"tool alone", map[string]any{"repeats": map[string]any{"key": []any{"tool"}, "n": 4, "within": 5}}, []int{5}},
+		{"no progress", map[string]any{"no_progress": map[string]any{"k": 3}}, []int{3, 7}},
+	} {
+		pred := c.pred
+		pred["name"] = "meter"
+		src := meterSource(t, pred)
+		latch := src.NewLatch()
+		if evs, _ := src.Extract(calls(), &latch); len(evs) != 0 { // an empty chunk changes nothing
+			t.Fatalf("%s: events in an empty chunk", c.name)
+		}
+		evs, _ := src.Extract(td, &latch)
+		if got := heldAt(evs, 1); !slices.Equal(got, c.want) {
+			t.Errorf("%s: held at %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A group's meters go on across chunks (a conversation's turns come as
+// traces one after the other), survive a checkpoint, and a clone (what a
+// decision hypothesises) leaves the group's own as they were.
+func TestMetersAcrossChunksCheckpointAndClone(t *testing.T) {
+	src := meterSource(t, map[string]any{"name": "meter", "repeats": map[string]any{"n": 2, "within": 5}})
+	first := calls([3]string{"get_weather", `{"city":"Paris"}`, `{}`})
+	second := func() ptrace.Traces { return calls([3]string{"get_weather", `{"city":"Paris"}`, `{}`}) }
+	latch := src.NewLatch()
+	src.Extract(first, &latch)
+
+	hypo := latch.Clone()
+	if evs, _ := src.Extract(second(), &hypo); !slices.Equal(heldAt(evs, 1), []int{1}) {
+		t.Fatalf("the clone does not continue the group: %v", heldAt(evs, 1))
+	}
+	saved := latch.AppendMeters(nil)
+	restored := src.NewLatch()
+	if err := restored.RestoreMeters(saved); err != nil {
+		t.Fatal(err)
+	}
+	for name, l := range map[string]*predicate.Latch{"the group after a clone": &latch, "restored": &restored} {
+		if evs, _ := src.Extract(second(), l); !slices.Equal(heldAt(evs, 1), []int{1}) {
+			t.Errorf("%s: the repeat in the next chunk held at %v, want [1]", name, heldAt(evs, 1))
+		}
+	}
+	if l := src.NewLatch(); l.RestoreMeters(saved[:len(saved)-1]) == nil {
+		t.Error("a truncated meter state was restored")
+	}
+	if l := meterSource(t).NewLatch(); l.RestoreMeters(saved) == nil {
+		t.Error("a meter state was restored where no meter is configured")
+	}
+}
+
+// A model call denied by an agent's hook did not happen: it adds nothing.
+func TestDeniedSpanAddsNothing(t *testing.T) {
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	for i, denied := range []bool{false, true, false} {
+		sp := ss.Spans().AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{1})
+		sp.SetSpanID(pcommon.SpanID{byte(i + 1)})
+		sp.SetStartTimestamp(pcommon.Timestamp(i))
+		sp.Attributes().PutInt("gen_ai.usage.input_tokens", 10)
+		if denied {
+			sp.Attributes().PutStr(predicate.DecisionAttribute, "deny")
+		}
+	}
+	src := meterSource(t, map[string]any{"name": "meter", "budget": map[string]any{"sum": "input_tokens", "max": 20}})
+	latch := src.NewLatch()
+	if evs, _ := src.Extract(td, &latch); len(evs) != 0 {
+		t.Errorf("20 tokens crossed a budget of 20: %d events", len(evs))
+	}
+}
