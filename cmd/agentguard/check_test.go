@@ -384,8 +384,7 @@ func TestCheckPendingNeverIsNoWarning(t *testing.T) {
 // The allowlist recipe of docs/patterns.md: a call of a tool not listed is
 // a violation at that call.
 func TestCheckAllowlistRecipe(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "allow.yaml")
-	cfg := `processors:
+	recipe := `processors:
   temporalcheck:
     group_by: conversation
     predicates:
@@ -396,11 +395,26 @@ func TestCheckAllowlistRecipe(t *testing.T) {
     assertions:
       - {name: allowlist, never: 'anyTool & ~(sayHello | getWeather | transfer)'}
 `
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	code, out, errOut := runCmd("check", "--config", path, traceFile("adk-js/parallel-goodbye.json"))
-	if code != 1 || strings.Count(out, "VIOLATION allowlist") != 2 || strings.Count(out, "(execute_tool say_goodbye)") != 2 {
-		t.Errorf("exit %d, want a violation at each of the two say_goodbye calls\n%s\n%s", code, out, errOut)
+	// The allowlist predicate says the same in one line.
+	firstClass := `processors:
+  temporalcheck:
+    group_by: conversation
+    predicates:
+      - {name: unlisted, allowlist: {tools: [say_hello, 'get_*', transfer_to_agent]}}
+    assertions:
+      - {name: allowlist, never: {x: unlisted}}
+`
+	for name, cfg := range map[string]string{"recipe": recipe, "allowlist predicate": firstClass} {
+		path := filepath.Join(t.TempDir(), "allow.yaml")
+		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runCmd("check", "--config", path, traceFile("adk-js/parallel-goodbye.json"))
+		if code != 1 || strings.Count(out, "VIOLATION allowlist") != 2 || strings.Count(out, "(execute_tool say_goodbye)") != 2 {
+			t.Errorf("%s: exit %d, want a violation at each of the two say_goodbye calls\n%s\n%s", name, code, out, errOut)
+		}
+		if code, out, _ := runCmd("check", "--config", path, traceFile("adk-js/strong-run-01.json")); code != 0 {
+			t.Errorf("%s: exit %d on a run of listed tools only\n%s", name, code, out)
+		}
 	}
 }

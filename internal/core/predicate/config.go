@@ -92,6 +92,8 @@ type Predicate struct {
 	// tool call repeats, where a tool's result stops changing. A meter is
 	// optional: never holding is what it is for.
 	Budget *Budget `mapstructure:"budget"`
+	// Allowlist holds at a call of a tool it does not list (allowlist.go).
+	Allowlist *Allowlist `mapstructure:"allowlist"`
 	// Evaluation holds where another evaluator's result says so
 	// (evaluation.go); its span is an event, as an agent predicate's.
 	Evaluation *Evaluation `mapstructure:"evaluation"`
@@ -262,14 +264,14 @@ func (p *Predicate) validate() error {
 	for _, m := range []struct {
 		key   string
 		given bool
-	}{{"budget", p.Budget != nil}, {"repeats", p.Repeats != nil}, {"no_progress", p.NoProgress != nil}, {"evaluation", p.Evaluation != nil}} {
+	}{{"budget", p.Budget != nil}, {"repeats", p.Repeats != nil}, {"no_progress", p.NoProgress != nil}, {"evaluation", p.Evaluation != nil}, {"allowlist", p.Allowlist != nil}} {
 		if m.given {
 			forms = append(forms, m.key)
 		}
 	}
 	switch {
 	case len(forms) == 0:
-		return errors.New("empty: give an OTTL condition or one of tool, transfer_to, agent, set/reset, budget, repeats, no_progress, evaluation")
+		return errors.New("empty: give an OTTL condition or one of tool, transfer_to, agent, set/reset, budget, repeats, no_progress, evaluation, allowlist")
 	case len(forms) > 1 && forms[0] == "condition":
 		return fmt.Errorf("give either an OTTL condition or a shorthand, not both (got %v)", forms)
 	case len(forms) > 1:
@@ -290,6 +292,8 @@ func (p *Predicate) validate() error {
 		return p.NoProgress.validate()
 	case p.Evaluation != nil:
 		return p.Evaluation.validate()
+	case p.Allowlist != nil:
+		return p.Allowlist.validate()
 	case p.latched():
 		if err := p.Set.validate(); err != nil {
 			return fmt.Errorf("set: %w", err)

@@ -22,10 +22,10 @@ func equivalenceConfig() Config {
 	cfg.Predicates = append(cfg.Predicates,
 		Named{Name: "xferToWeatherAgent", Predicate: Predicate{TransferTo: "weather_agent"}},
 		Named{Name: "transferTool", Predicate: Predicate{Tool: "transfer_to_agent"}},
-		Named{Name: "xferToStar", Predicate: Predicate{TransferTo: "a.*b"}},
+		Named{Name: "xferToStar", Predicate: Predicate{TransferTo: "a.+b"}},
 		Named{Name: "greetingRuns", Predicate: Predicate{Agent: "greeting_agent"}},
 		Named{Name: "weatherRuns", Predicate: Predicate{Agent: "weather_agent"}},
-		Named{Name: "starRuns", Predicate: Predicate{Agent: "a.*b"}},
+		Named{Name: "starRuns", Predicate: Predicate{Agent: "a.+b"}},
 		Named{Name: "helloFailed", Predicate: Predicate{Tool: "say_hello", Failed: &yes}},
 		Named{Name: "helloOK", Predicate: Predicate{Tool: "say_hello", Failed: &no}},
 		Named{Name: "xferFailed", Predicate: Predicate{TransferTo: "greeting_agent", Failed: &yes}},
@@ -103,15 +103,15 @@ var (
 		"traceloop.entity.output", "metadata", "gen_ai.agent.name", "gen_ai.provider.name", "graph.node.id", "agent.name"}
 	words = []string{"execute_tool", "handoff", "TOOL", "tool", "CHAIN", "(merged tools)", "say_hello", "say_goodbye", "get_weather",
 		"transfer_to_agent", "transfer_to_greeting_agent", "transfer_back_to_weather_agent_v2", "handoff_to_weather_agent",
-		"Delegate work to coworker", "greeting_agent", "weather_agent", "weather_agent_v2", "farewell_agent", "a.*b", "axxb", "",
+		"Delegate work to coworker", "greeting_agent", "weather_agent", "weather_agent_v2", "farewell_agent", "a.+b", "axxb", "",
 		"invoke_agent", "AGENT", "agent", "langchain", "task"}
 	jsons = []string{`{"agent_name": "greeting_agent"}`, `{"agentName":"weather_agent_v2"}`, `{"agentname" :	"farewell_agent"}`,
-		`{"agent_Name": "greeting_agentx"}`, `{"coworker": "weather_agent"}`, `{"task":"t","coworker":"a.*b"}`,
+		`{"agent_Name": "greeting_agentx"}`, `{"coworker": "weather_agent"}`, `{"task":"t","coworker":"a.+b"}`,
 		`{"coworker":"axxb"}`, `"agent_name"agent_name": "greeting_agent"`, `{"agent_name": greeting_agent}`,
 		`{"agent_name" "greeting_agent"}`, `not json`, `N/A`, `{}`,
 		// LangGraph metadata: checkpoint namespaces.
 		`{"langgraph_node":"__start__","langgraph_checkpoint_ns":"greeting_agent:1|__start__:2"}`,
-		`{"langgraph_checkpoint_ns" : "t:0|weather_agent:1|__start__:2"}`, `{"langgraph_checkpoint_ns":"a.*b:1|__start__:2"}`,
+		`{"langgraph_checkpoint_ns" : "t:0|weather_agent:1|__start__:2"}`, `{"langgraph_checkpoint_ns":"a.+b:1|__start__:2"}`,
 		`{"langgraph_checkpoint_ns":"greeting_agent:1|agent:3|__start__:2"}`, `{"langgraph_checkpoint_ns":"greeting_agent:1"}`,
 		`{"langgraph_checkpoint_ns":"axxb:1|__start__:2"}`, `{"langgraph_checkpoint_ns":"greeting_agent:1|__start__:2|x"}`,
 		// Traceloop LangChain JS tool results: ToolMessages and Commands.
@@ -120,9 +120,9 @@ var (
 		` ` + toolMessagePrefix + `"name":"say_hello"}}`,
 		`{"lg_name":"Command","update":{"messages":[{"name":"say_hello"}]},"goto":["greeting_agent"]}`,
 		`{"update":{},"goto" : "weather_agent" } `, `{"goto":["greeting_agent","weather_agent"]}`,
-		`{"goto":["a.*b"]}`, `{"goto":["greeting_agent"]}}`, `{"goto":[ "axxb" ]}`}
+		`{"goto":["a.+b"]}`, `{"goto":["greeting_agent"]}}`, `{"goto":[ "axxb" ]}`}
 	names = []string{"execute_tool x", "handoff to greeting_agent", "handoff to weather_agent", "say_hello", "call_llm",
-		"invoke_agent greeting_agent", "__start__", "greeting_agent", "a.*b", "execute_tool say_hello",
+		"invoke_agent greeting_agent", "__start__", "greeting_agent", "a.+b", "execute_tool say_hello",
 		"execute_tool transfer_to_agent", "execute_tool (merged)"}
 )
 
@@ -181,7 +181,7 @@ func FuzzJSONField(f *testing.F) {
 	for _, j := range jsons {
 		f.Add(j, "greeting_agent")
 	}
-	f.Add(`"agent_name"agent_name": "a.*b"`, "a.*b")
+	f.Add(`"agent_name"agent_name": "a.+b"`, "a.+b")
 	f.Add("{\"agentName\"\f:\n\"x\"}", "x")
 	f.Fuzz(func(t *testing.T, s, value string) {
 		for _, c := range []struct {

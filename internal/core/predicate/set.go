@@ -202,7 +202,7 @@ func (b *builder) parse(owner string, p *Predicate, bit uint) (condition, error)
 // condition; nil for any other OTTL.
 func nativeFor(p *Predicate) *native {
 	switch {
-	case p.Tool != "" && IsGlob(p.Tool):
+	case IsGlob(p.Tool) || IsGlob(p.TransferTo) || IsGlob(p.Agent):
 		return nil // a glob runs as its OTTL (IsMatch)
 	case p.Tool != "":
 		return toolMatcher(p.Tool, p.Failed)

@@ -4,6 +4,8 @@ package predicate
 
 import (
 	"errors"
+	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -460,6 +462,57 @@ func TestToolGlobs(t *testing.T) {
 		}
 		if got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.shape, got, tt.want)
+		}
+	}
+}
+
+// A transfer_to or agent glob matches where the names it matches would: a
+// glob that stands for exactly one name (its first letter a ?) holds at
+// the spans the name's own predicate holds at, on every fixture span and on
+// random spans of every shape the shorthands read.
+func TestAgentAndTransferGlobs(t *testing.T) {
+	names := []string{"greeting_agent", "weather_agent", "weather_agent_v2", "farewell_agent"}
+	var exact, glob Config
+	for _, n := range names {
+		g := "?" + n[1:]
+		exact.Predicates = append(exact.Predicates,
+			Named{Name: "to_" + n, Predicate: Predicate{TransferTo: n}}, Named{Name: "runs_" + n, Predicate: Predicate{Agent: n}})
+		glob.Predicates = append(glob.Predicates,
+			Named{Name: "to_" + n, Predicate: Predicate{TransferTo: g}}, Named{Name: "runs_" + n, Predicate: Predicate{Agent: g}})
+	}
+	e, g := mustCompile(t, exact, nil), mustCompile(t, glob, nil)
+	var held Signals
+	compare := func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, sp ptrace.Span) {
+		ok1, sig1 := e.Eval(rs, ss, sp)
+		ok2, sig2 := g.Eval(rs, ss, sp)
+		if ok1 != ok2 || sig1 != sig2 {
+			t.Fatalf("span %q %v: names (%v, %b), globs (%v, %b)", sp.Name(), sp.Attributes().AsRaw(), ok1, sig1, ok2, sig2)
+		}
+		held |= sig1
+	}
+	files, err := filepath.Glob(filepath.Join(fixtures.Dir(), "*", "*.json"))
+	if err != nil || len(files) < 12 {
+		t.Fatalf("%d fixture files, %v", len(files), err)
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(fixtures.Dir(), f)
+		for _, l := range spansInOrder(fixtures.Traces(t, rel)) {
+			compare(l.rs, l.ss, l.span)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		compare(randomSpan(r))
+	}
+	if held == 0 {
+		t.Fatal("no predicate held anywhere: the comparison proves nothing")
+	}
+	// A glob over a family: every transfer to a weather agent, any version.
+	family := mustCompile(t, Config{Predicates: List{{Name: "toWeather", Predicate: Predicate{TransferTo: "weather_agent*"}}}}, nil)
+	for _, to := range []string{"weather_agent", "weather_agent_v2"} {
+		rs, ss, sp := handBuilt("handoff to "+to, "openinference.span.kind", "TOOL", "tool.name", "handoff_to_"+to)
+		if ok, sig := family.Eval(rs, ss, sp); !ok || sig != 1 {
+			t.Errorf("handoff to %s: %v %b", to, ok, sig)
 		}
 	}
 }

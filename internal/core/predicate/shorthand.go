@@ -165,32 +165,49 @@ func TransferCondition(agent string) string {
 }
 
 func transferAlternatives(agent string) string {
-	q := strconv.Quote(agent)
 	alts := []string{
-		adkTransfer(`span.attributes["gen_ai.tool.name"]`, `span.attributes["gcp.vertex.agent.tool_call_args"]`, q),
-		adkTransfer(`span.attributes["tool.name"]`, `span.attributes["input.value"]`, q),
-		toolNamed("transfer_to_" + agent),
-		toolNamed("transfer_back_to_" + agent),
-		`span.attributes["tool.name"] == ` + strconv.Quote("handoff_to_"+agent),
-		`span.name == ` + strconv.Quote("handoff to "+agent),
-		`span.attributes["gen_ai.handoff.to_agent"] == ` + q,
-		`span.attributes["langgraph.command.goto_node"] == ` + q,
+		adkTransfer(`span.attributes["gen_ai.tool.name"]`, `span.attributes["gcp.vertex.agent.tool_call_args"]`, agent),
+		adkTransfer(`span.attributes["tool.name"]`, `span.attributes["input.value"]`, agent),
+		ToolCondition("transfer_to_" + agent),
+		ToolCondition("transfer_back_to_" + agent),
+		nameIs(`span.attributes["tool.name"]`, "handoff_to_"+agent),
+		nameIs(`span.name`, "handoff to "+agent),
+		nameIs(`span.attributes["gen_ai.handoff.to_agent"]`, agent),
+		nameIs(`span.attributes["langgraph.command.goto_node"]`, agent),
 		`(span.attributes["gen_ai.operation.name"] == "execute_tool" and ` +
 			isMatch(`span.attributes["traceloop.entity.output"]`,
-				`"goto"\s*:\s*(?:\[\s*"`+regexp.QuoteMeta(agent)+`"\s*\]|"`+regexp.QuoteMeta(agent)+`")\s*\}\s*$`) + `)`,
-		crewDelegation(`span.attributes["gen_ai.tool.name"]`, `span.attributes["gen_ai.tool.call.arguments"]`, q),
-		crewDelegation(`span.attributes["tool.name"]`, `span.attributes["input.value"]`, q),
-		crewDelegation(`span.attributes["traceloop.entity.name"]`, `span.attributes["traceloop.entity.input"]`, q),
+				`"goto"\s*:\s*(?:\[\s*"`+namePattern(agent, `[^"]`)+`"\s*\]|"`+namePattern(agent, `[^"]`)+`")\s*\}\s*$`) + `)`,
+		crewDelegation(`span.attributes["gen_ai.tool.name"]`, `span.attributes["gen_ai.tool.call.arguments"]`, agent),
+		crewDelegation(`span.attributes["tool.name"]`, `span.attributes["input.value"]`, agent),
+		crewDelegation(`span.attributes["traceloop.entity.name"]`, `span.attributes["traceloop.entity.input"]`, agent),
 	}
 	return strings.Join(alts, " or ")
 }
 
-func adkTransfer(tool, args, q string) string {
-	return `(` + tool + ` == "transfer_to_agent" and ` + jsonPattern(args, `agent_?[nN]ame`, q) + `)`
+// nameIs is target equal to name, or for a glob name, wholly matching it.
+func nameIs(target, name string) string {
+	if IsGlob(name) {
+		return isMatch(target, `^`+globPattern(name, `.`)+`$`)
+	}
+	return target + ` == ` + strconv.Quote(name)
 }
 
-func crewDelegation(tool, args, q string) string {
-	return `(` + tool + ` == "Delegate work to coworker" and ` + jsonPattern(args, `coworker`, q) + `)`
+// namePattern is the RE2 text of a name inside a larger pattern: the name
+// quoted, or for a glob, its pattern with each wildcard character one of
+// char.
+func namePattern(name, char string) string {
+	if IsGlob(name) {
+		return globPattern(name, char)
+	}
+	return regexp.QuoteMeta(name)
+}
+
+func adkTransfer(tool, args, agent string) string {
+	return `(` + tool + ` == "transfer_to_agent" and ` + jsonPattern(args, `agent_?[nN]ame`, agent) + `)`
+}
+
+func crewDelegation(tool, args, agent string) string {
+	return `(` + tool + ` == "Delegate work to coworker" and ` + jsonPattern(args, `coworker`, agent) + `)`
 }
 
 // AgentCondition is the OTTL of {agent: name}: that agent takes control,
@@ -214,16 +231,15 @@ func crewDelegation(tool, args, q string) string {
 //     condition on its span.)
 //   - OpenLLMetry: traceloop.span.kind agent with traceloop.entity.name.
 func AgentCondition(agent string) string {
-	q := strconv.Quote(agent)
-	return `(((span.attributes["gen_ai.operation.name"] == "invoke_agent" and span.attributes["gen_ai.agent.name"] == ` + q + `)` +
-		` or span.name == ` + strconv.Quote("invoke_agent "+agent) + `)` +
+	return `(((span.attributes["gen_ai.operation.name"] == "invoke_agent" and ` + nameIs(`span.attributes["gen_ai.agent.name"]`, agent) + `)` +
+		` or ` + nameIs(`span.name`, "invoke_agent "+agent) + `)` +
 		` and span.attributes["gen_ai.provider.name"] != "langchain")` +
-		` or (span.attributes["openinference.span.kind"] == "AGENT" and (span.name == ` + q +
-		` or span.attributes["graph.node.id"] == ` + q + ` or span.attributes["agent.name"] == ` + q + `))` +
+		` or (span.attributes["openinference.span.kind"] == "AGENT" and (` + nameIs(`span.name`, agent) +
+		` or ` + nameIs(`span.attributes["graph.node.id"]`, agent) + ` or ` + nameIs(`span.attributes["agent.name"]`, agent) + `))` +
 		` or (span.name == "__start__" and ` +
 		isMatch(`span.attributes["metadata"]`,
-			`"langgraph_checkpoint_ns"\s*:\s*"(?:[^"|]*\|)*`+regexp.QuoteMeta(agent)+`:[^"|]*\|__start__:[^"|]*"`) + `)` +
-		` or (span.attributes["traceloop.span.kind"] == "agent" and span.attributes["traceloop.entity.name"] == ` + q + `)`
+			`"langgraph_checkpoint_ns"\s*:\s*"(?:[^"|]*\|)*`+namePattern(agent, `[^"|:]`)+`:[^"|]*\|__start__:[^"|]*"`) + `)` +
+		` or (span.attributes["traceloop.span.kind"] == "agent" and ` + nameIs(`span.attributes["traceloop.entity.name"]`, agent) + `)`
 }
 
 // jsonPattern matches JSON text holding the field (a regexp over field
@@ -233,9 +249,8 @@ func AgentCondition(agent string) string {
 // twice as fast (BenchmarkJSONField). It assumes the value is not
 // \u-escaped, which holds for agent names. (Compile runs the native
 // jsonField in its place; see native.go.)
-func jsonPattern(args, field, q string) string {
-	value, _ := strconv.Unquote(q)
-	return isMatch(args, `"`+field+`"\s*:\s*"`+regexp.QuoteMeta(value)+`"`)
+func jsonPattern(args, field, value string) string {
+	return isMatch(args, `"`+field+`"\s*:\s*"`+namePattern(value, `[^"]`)+`"`)
 }
 
 func isMatch(target, pattern string) string {
@@ -256,6 +271,8 @@ func (p *Predicate) OTTL() string {
 		return TransferCondition(p.TransferTo)
 	case p.Agent != "":
 		return AgentCondition(p.Agent)
+	case p.Allowlist != nil:
+		return p.Allowlist.ottl()
 	}
 	return p.Condition
 }
