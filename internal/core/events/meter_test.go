@@ -3,6 +3,8 @@
 package events
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,5 +231,148 @@ func TestDeniedSpanAddsNothing(t *testing.T) {
 	latch := src.NewLatch()
 	if evs, _ := src.Extract(td, &latch); len(evs) != 0 {
 		t.Errorf("20 tokens crossed a budget of 20: %d events", len(evs))
+	}
+}
+
+// A trajectory predicate compares a group's calls with a recorded good
+// run's: the run itself completes it and never deviates; a run that
+// transfers elsewhere deviates at that call, in strict mode at the call,
+// in unordered mode (tools only) at the call the reference has no more of;
+// a deviation also means the reference is never completed.
+func TestTrajectory(t *testing.T) {
+	ref := filepath.Join(fixtures.Dir(), "adk-js", "strong-run-01.json")
+	traj := func(name string, spec map[string]any) map[string]any {
+		spec["reference"] = ref
+		return map[string]any{"name": name, "trajectory": spec}
+	}
+	src := meterSource(t,
+		traj("off", map[string]any{}),
+		traj("done", map[string]any{"at": "complete"}),
+		traj("offTools", map[string]any{"mode": "unordered", "args": "ignore"}),
+		traj("superDone", map[string]any{"mode": "superset", "at": "complete", "args": map[string]any{"agentName": "exact"}}),
+		traj("offSubset", map[string]any{"mode": "subset"}),
+	)
+	for _, c := range []struct {
+		file string
+		want map[int][]int // predicate bit: the events where it holds
+	}{
+		{"adk-js/strong-run-01.json", map[int][]int{1: nil, 2: {4}, 3: nil, 4: {4}, 5: nil}},
+		{"adk-js/weak-run-05.json", map[int][]int{1: {3}, 2: nil, 3: {4}, 4: {5}, 5: {3}}},
+		{"adk-js/parallel-goodbye.json", map[int][]int{1: {1}, 2: nil, 3: {2}, 4: nil, 5: {1}}},
+	} {
+		evs := extract(t, src, c.file)
+		for bit, want := range c.want {
+			if got := heldAt(evs, bit); !slices.Equal(got, want) {
+				t.Errorf("%s: %s held at %v, want %v", c.file, src.Names()[bit], got, want)
+			}
+		}
+	}
+}
+
+func TestTrajectoryErrors(t *testing.T) {
+	dir := t.TempDir()
+	notOTLP := filepath.Join(dir, "labels.json")
+	noCalls := filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(notOTLP, []byte(`{"labels": [1, 2]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(noCalls, []byte(`{"resourceSpans": []}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ref := filepath.Join(fixtures.Dir(), "adk-js", "strong-run-01.json")
+	for _, c := range []struct {
+		spec map[string]any
+		want string
+	}{
+		{map[string]any{"reference": filepath.Join(dir, "missing.json")}, "trajectory: reference: open"},
+		{map[string]any{"reference": notOTLP}, "is not OTLP/JSON traces"},
+		{map[string]any{"reference": noCalls}, "holds no tool call"},
+		{map[string]any{"reference": ref, "mode": "subset", "at": "complete"}, "a subset run need not make any call"},
+		{map[string]any{"reference": ref, "mode": "superset"}, "a superset run may make any other call"},
+		{map[string]any{"reference": ref, "mode": "loose"}, `mode "loose": valid modes are strict, unordered, subset, superset`},
+		{map[string]any{"reference": ref, "args": map[string]any{"city": "fuzzy"}}, `args: field "city": want exact or ignore`},
+		{map[string]any{"mode": "strict"}, "reference is required"},
+	} {
+		var cfg predicate.Config
+		err := confmap.NewFromStringMap(map[string]any{"predicates": []any{map[string]any{"name": "p", "trajectory": c.spec}}}).Unmarshal(&cfg)
+		if err == nil {
+			_, err = NewSource(cfg, sequence.ByTraceID, componenttest.NewNopTelemetrySettings())
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.spec, err, c.want)
+		}
+	}
+}
+
+// byTrace splits a file's spans into one Traces per trace, in order of
+// their first span's start: a conversation's turns, as they come live.
+func byTrace(td ptrace.Traces) []ptrace.Traces {
+	var order []pcommon.TraceID
+	parts := map[pcommon.TraceID]ptrace.Traces{}
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				part, ok := parts[sp.TraceID()]
+				if !ok {
+					part = ptrace.NewTraces()
+					rs.Resource().CopyTo(part.ResourceSpans().AppendEmpty().Resource())
+					part.ResourceSpans().At(0).ScopeSpans().AppendEmpty()
+					parts[sp.TraceID()] = part
+					order = append(order, sp.TraceID())
+				}
+				sp.CopyTo(part.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty())
+			}
+		}
+	}
+	first := func(id pcommon.TraceID) pcommon.Timestamp {
+		spans := parts[id].ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		earliest := spans.At(0).StartTimestamp()
+		for _, sp := range spans.All() {
+			earliest = min(earliest, sp.StartTimestamp())
+		}
+		return earliest
+	}
+	slices.SortFunc(order, func(a, b pcommon.TraceID) int { return int(first(a)) - int(first(b)) })
+	out := make([]ptrace.Traces, len(order))
+	for i, id := range order {
+		out[i] = parts[id]
+	}
+	return out
+}
+
+// A trajectory's progress is the group's: turn by turn, through a
+// checkpoint between every two turns, the reference completes at its last
+// call as it does read whole; a state that does not fit the reference is
+// refused.
+func TestTrajectoryAcrossTurnsAndCheckpoints(t *testing.T) {
+	ref := filepath.Join(fixtures.Dir(), "adk-js", "strong-run-01.json")
+	src := meterSource(t, map[string]any{"name": "done", "trajectory": map[string]any{"reference": ref, "at": "complete"}})
+	turns := byTrace(fixtures.Traces(t, "adk-js/strong-run-01.json"))
+	if len(turns) < 2 {
+		t.Fatalf("%d turns", len(turns))
+	}
+	latch := src.NewLatch()
+	var held []int
+	events := 0
+	for _, turn := range turns {
+		restored := src.NewLatch()
+		if err := restored.RestoreMeters(latch.AppendMeters(nil)); err != nil {
+			t.Fatal(err)
+		}
+		latch = restored
+		evs, _ := src.Extract(turn, &latch)
+		for _, i := range heldAt(evs, 1) {
+			held = append(held, events+i)
+		}
+		events += len(evs)
+	}
+	if !slices.Equal(held, []int{4}) {
+		t.Errorf("turn by turn, the reference completed at %v, want [4]", held)
+	}
+	other := meterSource(t, map[string]any{"name": "done", "trajectory": map[string]any{
+		"reference": filepath.Join(fixtures.Dir(), "adk-js", "parallel-goodbye.json"), "at": "complete"}})
+	l := other.NewLatch()
+	if err := l.RestoreMeters(latch.AppendMeters(nil)); err == nil || !strings.Contains(err.Error(), "does not fit a reference") {
+		t.Errorf("the progress of a 4-call reference restored against a 2-call one: %v", err)
 	}
 }

@@ -85,6 +85,7 @@ const (
 	budgetMeter meterKind = iota
 	repeatsMeter
 	noProgressMeter
+	trajectoryMeter
 )
 
 // aggregation is what a budget does with its values.
@@ -109,6 +110,7 @@ type meterOp struct {
 	toolOnly bool // repeats: the key is the tool alone
 	n        int  // repeats: N; no_progress: K
 	within   int
+	traj     *trajectoryPlan
 }
 
 // decodeBudget reads budget: {sum|count|max_of: QUANTITY, max: N, per: tool|agent}.
@@ -305,7 +307,19 @@ func (np *NoProgress) validate() error {
 }
 
 // meterOpOf is a meter predicate compiled onto bit out; nil for any other.
-func meterOpOf(name string, p *Predicate, out uint) *meterOp {
+// A trajectory's reference is read with s's events condition.
+func (s *Set) meterOpOf(name string, p *Predicate, out uint) (*meterOp, error) {
+	if p.Trajectory != nil {
+		plan, err := s.loadTrajectory(p.Trajectory)
+		if err != nil {
+			return nil, err
+		}
+		return &meterOp{kind: trajectoryMeter, name: name, out: out, traj: plan}, nil
+	}
+	return meterOpOfCounts(name, p, out), nil
+}
+
+func meterOpOfCounts(name string, p *Predicate, out uint) *meterOp {
 	switch {
 	case p.Budget != nil:
 		return &meterOp{kind: budgetMeter, name: name, out: out, agg: p.Budget.aggregation(), quantity: p.Budget.quantity(),
@@ -323,7 +337,9 @@ func meterOpOf(name string, p *Predicate, out uint) *meterOp {
 	return nil
 }
 
-func (p *Predicate) meter() bool { return p.Budget != nil || p.Repeats != nil || p.NoProgress != nil }
+func (p *Predicate) meter() bool {
+	return p.Budget != nil || p.Repeats != nil || p.NoProgress != nil || p.Trajectory != nil
+}
 
 // describeMeter is what a meter predicate means, for docs and debug logs.
 func (p *Predicate) describeMeter() string {
@@ -336,6 +352,8 @@ func (p *Predicate) describeMeter() string {
 			s += " per " + b.Per
 		}
 		return s + ")"
+	case p.Trajectory != nil:
+		return p.Trajectory.String()
 	case p.Repeats != nil:
 		return fmt.Sprintf("repeats(key: [%s], n: %d, within: %d)", strings.Join(p.Repeats.Key, ", "), p.Repeats.N, max(p.Repeats.Within, p.Repeats.N))
 	}
@@ -353,7 +371,8 @@ type meterRead struct {
 	ok    bool
 	value float64 // a budget's
 	name  string  // a budget's per name; a repeat's or no_progress's tool
-	hash  uint64  // a repeat's key; no_progress's result
+	hash  uint64  // a repeat's key; no_progress's result; a trajectory's call key
+	text  string  // a trajectory's call, as a reader reads it
 }
 
 // measure reads every meter at the span; isEvent says whether the span is
@@ -415,6 +434,12 @@ func (ev *evaluation) readCallKey(op *meterOp) meterRead {
 	tool, ok := ev.facts.toolOf()
 	if !ok {
 		return meterRead{}
+	}
+	if op.kind == trajectoryMeter {
+		args, found := ev.call(false)
+		r := meterRead{ok: true, name: tool}
+		r.hash, r.text = op.traj.callKey(tool, args, found)
+		return r
 	}
 	r := meterRead{ok: true, name: tool, hash: fnv(tool)}
 	if op.kind == repeatsMeter && op.toolOnly {

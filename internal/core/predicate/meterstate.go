@@ -25,6 +25,7 @@ type meterState struct {
 	totals  map[string]float64
 	window  []uint64
 	streaks map[string]streak
+	traj    trajectoryState
 }
 
 type streak struct {
@@ -61,6 +62,8 @@ func (s *meterState) step(op *meterOp, r meterRead) (string, bool) {
 		return s.budget(op, r)
 	case repeatsMeter:
 		return s.repeat(op, r)
+	case trajectoryMeter:
+		return op.traj.step(&s.traj, r)
 	}
 	return s.progress(op, r)
 }
@@ -141,7 +144,8 @@ func (ms *meterStates) clone() *meterStates {
 	}
 	out := &meterStates{states: make([]meterState, len(ms.states))}
 	for i, s := range ms.states {
-		out.states[i] = meterState{window: slices.Clone(s.window)}
+		out.states[i] = meterState{window: slices.Clone(s.window),
+			traj: trajectoryState{next: s.traj.next, left: slices.Clone(s.traj.left), done: s.traj.done}}
 		if s.totals != nil {
 			out.states[i].totals = make(map[string]float64, len(s.totals))
 			for k, v := range s.totals {
@@ -160,7 +164,8 @@ func (ms *meterStates) clone() *meterStates {
 
 // appendTo writes the meters for a checkpoint: per meter, its totals
 // (name, value bits), its window, its streaks (tool, hash, length), each
-// map in key order so that equal states write equal bytes.
+// map in key order so that equal states write equal bytes, and its
+// trajectory's progress (next call, whether it held, the calls left).
 func (ms *meterStates) appendTo(b []byte) []byte {
 	b = checkpoint.AppendUvarint(b, uint64(len(ms.states)))
 	for _, s := range ms.states {
@@ -180,6 +185,12 @@ func (ms *meterStates) appendTo(b []byte) []byte {
 			b = checkpoint.AppendString(b, k)
 			b = checkpoint.AppendUvarint(b, s.streaks[k].hash)
 			b = checkpoint.AppendUvarint(b, uint64(s.streaks[k].n))
+		}
+		b = checkpoint.AppendUvarint(b, uint64(s.traj.next))
+		b = checkpoint.AppendBool(b, s.traj.done)
+		b = checkpoint.AppendUvarint(b, uint64(len(s.traj.left)))
+		for _, n := range s.traj.left {
+			b = checkpoint.AppendUvarint(b, uint64(n))
 		}
 	}
 	return b
@@ -226,10 +237,34 @@ func (ms *meterStates) restore(ops []meterOp, data []byte) error {
 			k := r.String(field("tool"))
 			s.streaks[k] = streak{hash: r.Uvarint(field("result")), n: int(r.Uvarint(field("streak")))}
 		}
+		if err := s.restoreTrajectory(r, ops[i].traj, field); err != nil {
+			return err
+		}
 	}
 	if err := r.End("meters"); err != nil {
 		return err
 	}
 	ms.states = states
+	return nil
+}
+
+// restoreTrajectory reads a trajectory's progress; one that does not fit
+// the reference (more calls than it has) is refused.
+func (s *meterState) restoreTrajectory(r *checkpoint.Reader, plan *trajectoryPlan, field func(string) string) error {
+	s.traj.next = int(r.Uvarint(field("next call")))
+	s.traj.done = r.Bool(field("held"))
+	for range r.Count(field("calls left"), 1) {
+		s.traj.left = append(s.traj.left, int(r.Uvarint(field("count"))))
+	}
+	if r.Err() != nil {
+		return nil // the caller's End reports it
+	}
+	calls, keys := 0, 0
+	if plan != nil {
+		calls, keys = len(plan.calls), len(plan.keys)
+	}
+	if s.traj.next > calls || (s.traj.left != nil && len(s.traj.left) != keys) {
+		return fmt.Errorf("a trajectory's progress (call %d, %d keys left) does not fit a reference of %d calls, %d distinct", s.traj.next, len(s.traj.left), calls, keys)
+	}
 	return nil
 }

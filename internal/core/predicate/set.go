@@ -153,7 +153,12 @@ type builder struct {
 
 // add compiles predicate p of the given name onto bit out.
 func (b *builder) add(name string, p *Predicate, out uint) {
-	if op := meterOpOf(name, p, out); op != nil {
+	if p.meter() {
+		op, err := b.set.meterOpOf(name, p, out)
+		if err != nil {
+			b.errs = append(b.errs, fmt.Errorf("predicate %q: %w", name, err))
+			return
+		}
 		b.set.plan.meters = append(b.set.plan.meters, *op)
 		return
 	}
