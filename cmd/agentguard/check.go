@@ -309,7 +309,11 @@ func report(cfg *temporalcheck.Config, findings []finding, sum checkSummary, r *
 			sum.NeverHeld = append(sum.NeverHeld, p.Name)
 			if pc.events > 0 && !optional[p.Name] && !explained[p.Name] {
 				lit, ok := literals[p.Name]
-				warn("predicate %s (%s) never held on the %s read%s", p.Name, p.Definition, plural(pc.events, "event"), r.misspelt(lit, ok))
+				hint := r.misspelt(lit, ok)
+				if !ok {
+					hint = r.misspeltKey(p.Definition)
+				}
+				warn("predicate %s (%s) never held on the %s read%s", p.Name, p.Definition, plural(pc.events, "event"), hint)
 			}
 		}
 	}

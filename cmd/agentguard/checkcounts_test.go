@@ -107,3 +107,24 @@ func TestCheckBudgets(t *testing.T) {
 		t.Errorf("output:\n%s", out)
 	}
 }
+
+// A condition that never held because it reads an attribute no span
+// carries says which, with the nearest key the spans did carry.
+func TestCheckMisspeltAttributeKey(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "key.yaml")
+	if err := os.WriteFile(cfg, []byte(`processors:
+  temporalcheck:
+    group_by: conversation
+    predicates:
+      - {name: hello, condition: 'span.attributes["gen_ai.tool.nmae"] == "say_hello"'}
+    assertions:
+      - {name: once, max_calls: {x: hello, n: 1}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, errOut := runCmd("check", "--config", cfg, traceFile("adk-js/strong-run-01.json"))
+	want := `attribute "gen_ai.tool.nmae" is on no span read; did you mean "gen_ai.tool.name"?`
+	if !strings.Contains(errOut, want) {
+		t.Errorf("stderr\n%s\nwant it to say\n%s", errOut, want)
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/collector/component"
@@ -63,6 +65,7 @@ type replayed struct {
 	grouped       bool                     // a trace carried the group_by attribute
 	keys          []string                 // attribute keys seen while none did, and the conversation keyword: a misspelt group_by's candidates
 	tools, agents map[string]bool          // the names the spans carried: a misspelt literal's candidates
+	attrKeys      map[string]bool          // attribute keys the spans and resources carried
 	captures      *predicate.CaptureWatch  // capture paths never present in a call of their tool
 	quantities    *predicate.QuantityWatch // budgets' quantities no span carried
 	compiled      []assertion.Compiled
@@ -244,10 +247,11 @@ func (r *replayed) groupOf(td ptrace.Traces, groupBy string, groupOf map[pcommon
 }
 
 // noteNames adds a trace's tool and agent names to the candidates of a
-// misspelt literal (at most 1000 of each).
+// misspelt literal, and its attribute keys to those of a misspelt key in an
+// OTTL condition (at most 1000 of each).
 func (r *replayed) noteNames(td ptrace.Traces) {
 	if r.tools == nil {
-		r.tools, r.agents = map[string]bool{}, map[string]bool{}
+		r.tools, r.agents, r.attrKeys = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	}
 	add := func(m map[string]bool) func(string) {
 		return func(s string) {
@@ -256,13 +260,38 @@ func (r *replayed) noteNames(td ptrace.Traces) {
 			}
 		}
 	}
+	addKeys := func(a pcommon.Map) {
+		for k := range a.All() {
+			add(r.attrKeys)(k)
+		}
+	}
 	for _, rs := range td.ResourceSpans().All() {
+		addKeys(rs.Resource().Attributes())
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
 				predicate.NamesOn(sp.Attributes(), add(r.tools), add(r.agents))
+				addKeys(sp.Attributes())
 			}
 		}
 	}
+}
+
+// attributeKeyRef is an attribute key an OTTL condition reads.
+var attributeKeyRef = regexp.MustCompile(`attributes\["((?:[^"\\]|\\.)*)"\]`)
+
+// misspeltKey is the did-you-mean of a condition predicate that never held:
+// an attribute key it reads that no span or resource read carried, with
+// the nearest key they did carry; "" when every key it reads was seen.
+func (r *replayed) misspeltKey(condition string) string {
+	keys := slices.Collect(maps.Keys(r.attrKeys))
+	for _, m := range attributeKeyRef.FindAllStringSubmatch(condition, -1) {
+		key, err := strconv.Unquote(`"` + m[1] + `"`)
+		if err != nil || r.attrKeys[key] || len(r.attrKeys) >= 1000 {
+			continue
+		}
+		return fmt.Sprintf("; attribute %q is on no span read%s", key, spelling.DidYouMean(key, keys))
+	}
+	return ""
 }
 
 // noteCaptures reads a trace's calls for the capture paths they hold, and

@@ -48,6 +48,8 @@ func TestCompileErrors(t *testing.T) {
 	}{
 		{Config{Name: "te1", Always: "xferToGreeting >> (sayHello"}, `assertion "te1": always: "xferToGreeting >> (sayHello": col 28: expected ')'`},
 		{Config{Name: "te2", Never: "sayGoodbye"}, `assertion "te2": never: "sayGoodbye": col 1: unknown predicate "sayGoodbye" (declared: xferToGreeting, xferToWeather, sayHello)`},
+		{Config{Name: "te3", Never: "sayHelo"}, `assertion "te3": never: "sayHelo": col 1: unknown predicate "sayHelo" (declared: xferToGreeting, xferToWeather, sayHello); did you mean "sayHello"?`},
+		{Config{Name: "te4", Pattern: map[string]any{"never": map[string]any{"x": "sayHelo"}}}, `assertion "te4": never: x: predicate "sayHelo" is not declared (declared: xferToGreeting, xferToWeather, sayHello); did you mean "sayHello"?`},
 		{Config{Name: "te3"}, `assertion "te3": give exactly one of always, never, initially or a pattern (requires, before, never, never_after, response, max_calls, max_consecutive, first, handoff_returns), got none`},
 		{Config{Name: "te4", Always: "sayHello", Never: "sayHello"}, `assertion "te4": give exactly one of always, never, initially or a pattern (requires, before, never, never_after, response, max_calls, max_consecutive, first, handoff_returns), got always and never`},
 		{Config{Name: "te5", Always: "sayHello", OnEnd: "later"}, `assertion "te5": on_end: unknown end policy "later": valid values are "inconclusive", "fail" and "ignore"`},

@@ -5,6 +5,8 @@ package formula
 import (
 	"fmt"
 	"strings"
+
+	"github.com/agentguard/agentguard/internal/spelling"
 )
 
 // parser is a recursive-descent parser with one method a precedence level
@@ -70,7 +72,7 @@ func (p *parser) parsePrimary() (node, error) {
 				return varNode{name: name, bit: uint(i)}, nil
 			}
 		}
-		return nil, p.errorf("unknown predicate %q (declared: %s)", t.text, declared(p.names))
+		return nil, p.errorf("unknown predicate %q (declared: %s)%s", t.text, declared(p.names), spelling.DidYouMean(t.text, p.names))
 	case tokLParen:
 		p.advance()
 		x, err := p.parseOr()

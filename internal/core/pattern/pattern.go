@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/agentguard/agentguard/internal/core/texpr"
+	"github.com/agentguard/agentguard/internal/spelling"
 )
 
 // Horizon is the longest wait an expansion can express ("until the first x")
@@ -314,7 +315,7 @@ func (prm param) read(v any, predicates []string) (Arg, error) {
 	}
 	for _, s := range names {
 		if !slices.Contains(predicates, s) {
-			return a, fmt.Errorf("predicate %q is not declared (declared: %s)", s, strings.Join(predicates, ", "))
+			return a, fmt.Errorf("predicate %q is not declared (declared: %s)%s", s, strings.Join(predicates, ", "), spelling.DidYouMean(s, predicates))
 		}
 	}
 	if len(names) == 0 {

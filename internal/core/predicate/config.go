@@ -193,16 +193,26 @@ func (c Config) Captures() uint64 {
 // predicate, and that latches neither bind nor compare.
 func (c Config) validateCaptures() []error {
 	var errs []error
-	bound := map[string]bool{}
+	binders := map[string][]string{} // a capture name: the predicates that bind it
 	for _, p := range c.Predicates {
 		for _, b := range p.Capture {
-			bound[b.Name] = true
+			binders[b.Name] = append(binders[b.Name], p.Name)
 		}
 	}
 	for _, p := range c.Predicates {
 		for _, f := range append(slices.Clone(p.Args), p.Result...) {
-			if (f.Kind == FieldCaptured || f.Kind == FieldContainsCaptured) && !bound[f.Name] {
+			if f.Kind != FieldCaptured && f.Kind != FieldContainsCaptured {
+				continue
+			}
+			switch by := binders[f.Name]; {
+			case len(by) == 0:
 				errs = append(errs, fmt.Errorf("predicate %q: field %q compares with %q, which no predicate captures", p.Name, f.Path, f.Name))
+			case slices.Equal(by, []string{p.Name}):
+				// It binds only where its comparisons held, and the
+				// comparison needs the binding: it can never hold.
+				errs = append(errs, fmt.Errorf("predicate %q: field %q compares with %q, which only this predicate captures; "+
+					"it binds only where its comparisons hold, so it can never hold: capture %q in another predicate (the earlier call)",
+					p.Name, f.Path, f.Name, f.Name))
 			}
 		}
 		if p.latched() && (p.Set.capturesDeep() || p.Reset.capturesDeep()) {

@@ -184,6 +184,8 @@ func TestFieldErrors(t *testing.T) {
 		{map[string]any{"tool": "t", "capture": map[string]any{"9": "args.x"}}, `capture: name "9"`},
 		{map[string]any{"transfer_to": "a", "args": map[string]any{"x": 1}}, `args, result and capture only narrow tool (got transfer_to)`},
 		{map[string]any{"tool": "t", "args": map[string]any{"c": map[string]any{"captured": "city"}}}, `field "c" compares with "city", which no predicate captures`},
+		{map[string]any{"tool": "t", "capture": map[string]any{"city": "args.c"}, "args": map[string]any{"c": map[string]any{"captured": "city"}}},
+			`field "c" compares with "city", which only this predicate captures; it binds only where its comparisons hold, so it can never hold`},
 		{map[string]any{"set": map[string]any{"tool": "t", "capture": map[string]any{"c": "args.c"}}, "reset": map[string]any{"tool": "u"}}, `a latched predicate's set and reset cannot capture`},
 	} {
 		pred := map[string]any{"name": "p"}

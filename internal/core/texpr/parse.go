@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentguard/agentguard/internal/spelling"
 )
 
 // SyntaxError is a parse error at a column of the expression (1-based, in
@@ -231,5 +233,5 @@ func (p *parser) predicate(t token) (*Expr, error) {
 	if len(p.declared) > 0 {
 		declared = strings.Join(p.declared, ", ")
 	}
-	return nil, p.errorf(t, "unknown predicate %q (declared: %s)", t.text, declared)
+	return nil, p.errorf(t, "unknown predicate %q (declared: %s)%s", t.text, declared, spelling.DidYouMean(t.text, p.declared))
 }
