@@ -429,6 +429,8 @@ func definition(p predicate.Predicate) string {
 		return "tool: " + p.Tool + p.FieldsText()
 	case p.TransferTo != "":
 		return "transfer_to: " + p.TransferTo
+	case p.Form() != "":
+		return p.Form()
 	}
 	return "condition: " + p.Condition
 }

@@ -14,7 +14,8 @@ import (
 // its top level) and sets its own defaults.
 type Settings struct {
 	// GroupBy is trace_id; conversation (the first found of
-	// gen_ai.conversation.id, session.id, gcp.vertex.agent.session_id); or an
+	// sequence.ConversationKeys: GenAI's, OpenInference's, ADK's and
+	// Traceloop's conversation or session ids); or an
 	// attribute key: the events of all traces with the same value form one
 	// group, in time order, across traces.
 	GroupBy string `mapstructure:"group_by"`

@@ -39,6 +39,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -413,4 +414,22 @@ func NamesOn(a pcommon.Map, tool, agent func(string)) {
 			agent(v.Str())
 		}
 	}
+}
+
+// Form is a short text of a predicate written in one of the forms that are
+// neither an OTTL condition nor a tool or transfer shorthand nor a latch:
+// agent, allowlist, a meter, evaluation; "" for the others. check uses it to
+// say what a predicate was.
+func (p *Predicate) Form() string {
+	switch {
+	case p.Agent != "":
+		return "agent: " + p.Agent
+	case p.Allowlist != nil:
+		return "allowlist: [" + strings.Join(p.Allowlist.Tools, ", ") + "]"
+	case p.meter():
+		return p.describeMeter()
+	case p.Evaluation != nil:
+		return p.Evaluation.String()
+	}
+	return ""
 }

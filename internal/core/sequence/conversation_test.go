@@ -22,6 +22,7 @@ func TestConversationOnFixtures(t *testing.T) {
 		{"adk-weather/adk-bad-43-1.json", "session-194eb3ef"},
 		{"langgraph-openinference/weak-self-handoff.json", "conv-lg-openinference-weak-02"}, // session.id
 		{"openai-agents-openinference/strong.json", "conv-oa-openinference-strong-01"},
+		{"traceloop-langgraph-recorded/strong.json", "tl-strong-london"}, // traceloop.association.properties.session_id
 	}
 	for _, tt := range tests {
 		traces := Split(fixtures.Traces(t, tt.file), adkTools, ByConversation)
@@ -65,7 +66,7 @@ func TestConversationChainOrder(t *testing.T) {
 			t.Errorf("trace %d: group %q, want %q", id, got[id], w)
 		}
 	}
-	if !slices.Equal(ConversationKeys(), []string{"gen_ai.conversation.id", "session.id", "gcp.vertex.agent.session_id"}) {
+	if !slices.Equal(ConversationKeys(), []string{"gen_ai.conversation.id", "session.id", "gcp.vertex.agent.session_id", "traceloop.association.properties.session_id"}) {
 		t.Errorf("chain %v", ConversationKeys())
 	}
 }

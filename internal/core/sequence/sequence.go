@@ -34,11 +34,12 @@ const ByTraceID = "trace_id"
 const ByConversation = "conversation"
 
 // ConversationKeys is the fallback chain of ByConversation, the first found
-// wins: GenAI semconv's conversation id, OpenInference's session id, then
+// wins: GenAI semconv's conversation id, OpenInference's session id,
 // Google ADK's session id (ADK puts gen_ai.conversation.id on invoke_agent
-// spans only, and its session id on call_llm spans).
+// spans only, and its session id on call_llm spans), then the Traceloop
+// SDK's session_id association property (on every span of a workflow).
 func ConversationKeys() []string {
-	return []string{"gen_ai.conversation.id", "session.id", "gcp.vertex.agent.session_id"}
+	return []string{"gen_ai.conversation.id", "session.id", "gcp.vertex.agent.session_id", "traceloop.association.properties.session_id"}
 }
 
 // groupKeys are the attribute keys a GroupBy reads, in order of preference.
