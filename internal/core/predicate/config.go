@@ -96,6 +96,9 @@ type Predicate struct {
 	// Trajectory compares the group's tool calls with a recorded good run
 	// (trajectory.go); a meter.
 	Trajectory *Trajectory `mapstructure:"trajectory"`
+	// Flows holds at a call carrying a value an earlier call produced
+	// (flows.go); a meter.
+	Flows *Flow `mapstructure:"flows"`
 	// Allowlist holds at a call of a tool it does not list (allowlist.go).
 	Allowlist *Allowlist `mapstructure:"allowlist"`
 	// Evaluation holds where another evaluator's result says so
@@ -158,7 +161,7 @@ func (c Config) Validate() error {
 		} else if c.Events.latched() {
 			errs = append(errs, errors.New("events: cannot be latched: it decides span by span which spans are events"))
 		} else if c.Events.meter() {
-			errs = append(errs, errors.New("events: cannot be budget, repeats, no_progress or trajectory: a meter is a named predicate; declare it under predicates"))
+			errs = append(errs, errors.New("events: cannot be budget, repeats, no_progress, trajectory or flows: a meter is a named predicate; declare it under predicates"))
 		} else if c.Events.Optional {
 			errs = append(errs, errors.New("events: optional is for a named predicate (one that may never hold)"))
 		}
@@ -278,14 +281,14 @@ func (p *Predicate) validate() error {
 	for _, m := range []struct {
 		key   string
 		given bool
-	}{{"budget", p.Budget != nil}, {"repeats", p.Repeats != nil}, {"no_progress", p.NoProgress != nil}, {"evaluation", p.Evaluation != nil}, {"allowlist", p.Allowlist != nil}, {"trajectory", p.Trajectory != nil}} {
+	}{{"budget", p.Budget != nil}, {"repeats", p.Repeats != nil}, {"no_progress", p.NoProgress != nil}, {"evaluation", p.Evaluation != nil}, {"allowlist", p.Allowlist != nil}, {"trajectory", p.Trajectory != nil}, {"flows", p.Flows != nil}} {
 		if m.given {
 			forms = append(forms, m.key)
 		}
 	}
 	switch {
 	case len(forms) == 0:
-		return errors.New("empty: give an OTTL condition or one of tool, transfer_to, agent, set/reset, budget, repeats, no_progress, evaluation, allowlist, trajectory")
+		return errors.New("empty: give an OTTL condition or one of tool, transfer_to, agent, set/reset, budget, repeats, no_progress, evaluation, allowlist, trajectory, flows")
 	case len(forms) > 1 && forms[0] == "condition":
 		return fmt.Errorf("give either an OTTL condition or a shorthand, not both (got %v)", forms)
 	case len(forms) > 1:
@@ -297,7 +300,7 @@ func (p *Predicate) validate() error {
 	case p.latched() && (p.Set == nil || p.Reset == nil):
 		return errors.New("a latched predicate needs both set and reset")
 	case p.latched() && (p.Set.meter() || p.Reset.meter()):
-		return errors.New("set and reset cannot be budget, repeats, no_progress or trajectory: a meter is a predicate of its own; latch on a condition")
+		return errors.New("set and reset cannot be budget, repeats, no_progress, trajectory or flows: a meter is a predicate of its own; latch on a condition")
 	case p.Budget != nil:
 		return p.Budget.validate()
 	case p.Repeats != nil:
@@ -310,6 +313,8 @@ func (p *Predicate) validate() error {
 		return p.Allowlist.validate()
 	case p.Trajectory != nil:
 		return p.Trajectory.validate()
+	case p.Flows != nil:
+		return p.Flows.validate()
 	case p.latched():
 		if err := p.Set.validate(); err != nil {
 			return fmt.Errorf("set: %w", err)

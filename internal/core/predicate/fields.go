@@ -15,6 +15,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/agentguard/agentguard/internal/core/detect"
 	"github.com/agentguard/agentguard/internal/core/texpr"
 )
 
@@ -46,6 +47,9 @@ const (
 	// FieldContainsCaptured: a string that contains the string bound to a
 	// name.
 	FieldContainsCaptured
+	// FieldDetect: a value a detector finds (a secret, personal data) in
+	// the field's strings (detectors.go).
+	FieldDetect
 )
 
 // FieldMatch is one field of args or result and what its value must be.
@@ -55,8 +59,9 @@ type FieldMatch struct {
 	Kind    FieldKind      `mapstructure:"kind"`
 	Pattern string         `mapstructure:"matches"` // FieldMatches: the regexp's text
 	Equals  texpr.Value    `mapstructure:"equals"`  // FieldEquals: the canonical JSON of the value
-	Name    string         `mapstructure:"name"`    // FieldCaptured, FieldContainsCaptured: the capture's name
+	Name    string         `mapstructure:"name"`    // FieldCaptured, FieldContainsCaptured: the capture's name; FieldDetect: the detector's
 	re      *regexp.Regexp // FieldMatches
+	det     detect.Detector
 }
 
 // Fields are the field matchers of args or of result, sorted by path.
@@ -69,7 +74,7 @@ type Capture struct {
 	From string `mapstructure:"from"`
 }
 
-var matcherKeys = []string{"equals", "matches", "captured", "contains_captured"}
+var matcherKeys = []string{"equals", "matches", "captured", "contains_captured", "detect"}
 
 // decodeFields reads the YAML map of args or result (key is which).
 func decodeFields(key string, raw any) (Fields, error) {
@@ -119,6 +124,14 @@ func decodeField(path string, raw any) (FieldMatch, error) {
 					return f, fmt.Errorf("matches: must be a regexp (a string), got %T %v", x, x)
 				}
 				return f, f.setPattern(s)
+			case "detect":
+				name, _ := x.(string)
+				d, err := lookupDetector(name)
+				if err != nil {
+					return f, fmt.Errorf("detect: %w", err)
+				}
+				f.Kind, f.Name, f.det = FieldDetect, name, d
+				return f, nil
 			case "captured", "contains_captured":
 				name, ok := x.(string)
 				if !ok || validName(name) != nil || name == "ok" {
@@ -244,6 +257,9 @@ func (f *FieldMatch) matchStatic(v pcommon.Value) bool {
 		return canonical(v) == f.Equals
 	case FieldContainsCaptured:
 		return v.Type() == pcommon.ValueTypeStr
+	case FieldDetect:
+		_, _, found := detectIn(v, f.det)
+		return found
 	}
 	return true
 }
@@ -365,6 +381,8 @@ func (f FieldMatch) String() string {
 		return "{equals: " + string(f.Equals) + "}"
 	case FieldCaptured:
 		return "{captured: " + f.Name + "}"
+	case FieldDetect:
+		return "{detect: " + f.Name + "}"
 	}
 	return "{contains_captured: " + f.Name + "}"
 }

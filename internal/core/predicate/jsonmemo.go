@@ -44,6 +44,7 @@ const memoSize = 8
 func (m *jsonMemo) converters() map[string]ottl.Factory[*ottlspan.TransformContext] {
 	fs := ottlfuncs.StandardConverters[*ottlspan.TransformContext]()
 	fs[parseJSONName] = ottl.NewFactory(parseJSONName, &parseJSONArgs{}, m.create)
+	fs[detectName] = detectFactory() // agentguard's own: detectors.go
 	return fs
 }
 

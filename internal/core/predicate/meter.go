@@ -86,6 +86,7 @@ const (
 	repeatsMeter
 	noProgressMeter
 	trajectoryMeter
+	flowMeter
 )
 
 // aggregation is what a budget does with its values.
@@ -111,6 +112,7 @@ type meterOp struct {
 	n        int  // repeats: N; no_progress: K
 	within   int
 	traj     *trajectoryPlan
+	flow     *flowPlan
 }
 
 // decodeBudget reads budget: {sum|count|max_of: QUANTITY, max: N, per: tool|agent}.
@@ -316,6 +318,9 @@ func (s *Set) meterOpOf(name string, p *Predicate, out uint) (*meterOp, error) {
 		}
 		return &meterOp{kind: trajectoryMeter, name: name, out: out, traj: plan}, nil
 	}
+	if p.Flows != nil {
+		return &meterOp{kind: flowMeter, name: name, out: out, flow: newFlowPlan(p.Flows)}, nil
+	}
 	return meterOpOfCounts(name, p, out), nil
 }
 
@@ -338,7 +343,7 @@ func meterOpOfCounts(name string, p *Predicate, out uint) *meterOp {
 }
 
 func (p *Predicate) meter() bool {
-	return p.Budget != nil || p.Repeats != nil || p.NoProgress != nil || p.Trajectory != nil
+	return p.Budget != nil || p.Repeats != nil || p.NoProgress != nil || p.Trajectory != nil || p.Flows != nil
 }
 
 // describeMeter is what a meter predicate means, for docs and debug logs.
@@ -354,6 +359,8 @@ func (p *Predicate) describeMeter() string {
 		return s + ")"
 	case p.Trajectory != nil:
 		return p.Trajectory.String()
+	case p.Flows != nil:
+		return p.Flows.String()
 	case p.Repeats != nil:
 		return fmt.Sprintf("repeats(key: [%s], n: %d, within: %d)", strings.Join(p.Repeats.Key, ", "), p.Repeats.N, max(p.Repeats.Within, p.Repeats.N))
 	}
@@ -373,6 +380,9 @@ type meterRead struct {
 	name  string  // a budget's per name; a repeat's or no_progress's tool
 	hash  uint64  // a repeat's key; no_progress's result; a trajectory's call key
 	text  string  // a trajectory's call, as a reader reads it
+	// a flow's: the values a From call produced, the strings a To call carries
+	produced []flowValue
+	carried  []string
 }
 
 // measure reads every meter at the span; isEvent says whether the span is
@@ -434,6 +444,9 @@ func (ev *evaluation) readCallKey(op *meterOp) meterRead {
 	tool, ok := ev.facts.toolOf()
 	if !ok {
 		return meterRead{}
+	}
+	if op.kind == flowMeter {
+		return op.flow.read(ev, tool)
 	}
 	if op.kind == trajectoryMeter {
 		args, found := ev.call(false)

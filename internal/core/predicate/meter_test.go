@@ -31,6 +31,10 @@ func TestMeterConfigErrors(t *testing.T) {
 		{map[string]any{"no_progress": map[string]any{"k": 1}}, "no_progress: k is required, at least 2"},
 		{map[string]any{"no_progress": map[string]any{"n": 3}}, `no_progress: unknown key "n": the valid key is k`},
 		{map[string]any{"tool": "x", "repeats": map[string]any{"n": 2}}, "give exactly one shorthand, got [tool repeats]"},
+		{map[string]any{"flows": map[string]any{"from": "read_file", "to": "send.args"}}, `flows: from "read_file": want TOOL.args or TOOL.result`},
+		{map[string]any{"flows": map[string]any{"from": "read_file.result"}}, "flows: from and to are required"},
+		{map[string]any{"flows": map[string]any{"from": "a.result", "to": "b.args", "detect": "secret"}}, `flows: detect: unknown detector "secret"`},
+		{map[string]any{"flows": map[string]any{"from": "a.result", "to": "b.args", "min_length": 0}}, "flows: min_length: want a whole number"},
 		{map[string]any{"set": map[string]any{"budget": map[string]any{"sum": "tokens", "max": 1}}, "reset": "true"}, "set and reset cannot be budget"},
 	} {
 		pred := c.pred

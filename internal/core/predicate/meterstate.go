@@ -26,6 +26,7 @@ type meterState struct {
 	window  []uint64
 	streaks map[string]streak
 	traj    trajectoryState
+	flow    flowState
 }
 
 type streak struct {
@@ -64,6 +65,8 @@ func (s *meterState) step(op *meterOp, r meterRead) (string, bool) {
 		return s.repeat(op, r)
 	case trajectoryMeter:
 		return op.traj.step(&s.traj, r)
+	case flowMeter:
+		return op.flow.step(&s.flow, r)
 	}
 	return s.progress(op, r)
 }
@@ -145,7 +148,8 @@ func (ms *meterStates) clone() *meterStates {
 	out := &meterStates{states: make([]meterState, len(ms.states))}
 	for i, s := range ms.states {
 		out.states[i] = meterState{window: slices.Clone(s.window),
-			traj: trajectoryState{next: s.traj.next, left: slices.Clone(s.traj.left), done: s.traj.done}}
+			traj: trajectoryState{next: s.traj.next, left: slices.Clone(s.traj.left), done: s.traj.done},
+			flow: flowState{seen: slices.Clone(s.flow.seen)}}
 		if s.totals != nil {
 			out.states[i].totals = make(map[string]float64, len(s.totals))
 			for k, v := range s.totals {
@@ -165,7 +169,9 @@ func (ms *meterStates) clone() *meterStates {
 // appendTo writes the meters for a checkpoint: per meter, its totals
 // (name, value bits), its window, its streaks (tool, hash, length), each
 // map in key order so that equal states write equal bytes, and its
-// trajectory's progress (next call, whether it held, the calls left).
+// trajectory's progress (next call, whether it held, the calls left), and
+// a flow's values (value, detector, tool: the checkpoint holds what the
+// spans held).
 func (ms *meterStates) appendTo(b []byte) []byte {
 	b = checkpoint.AppendUvarint(b, uint64(len(ms.states)))
 	for _, s := range ms.states {
@@ -191,6 +197,10 @@ func (ms *meterStates) appendTo(b []byte) []byte {
 		b = checkpoint.AppendUvarint(b, uint64(len(s.traj.left)))
 		for _, n := range s.traj.left {
 			b = checkpoint.AppendUvarint(b, uint64(n))
+		}
+		b = checkpoint.AppendUvarint(b, uint64(len(s.flow.seen)))
+		for _, v := range s.flow.seen {
+			b = checkpoint.AppendString(checkpoint.AppendString(checkpoint.AppendString(b, v.value), v.detector), v.tool)
 		}
 	}
 	return b
@@ -239,6 +249,12 @@ func (ms *meterStates) restore(ops []meterOp, data []byte) error {
 		}
 		if err := s.restoreTrajectory(r, ops[i].traj, field); err != nil {
 			return err
+		}
+		for range r.Count(field("flow values"), 3) {
+			s.flow.seen = append(s.flow.seen, flowValue{r.String(field("value")), r.String(field("detector")), r.String(field("tool"))})
+		}
+		if len(s.flow.seen) > maxFlowValues {
+			return fmt.Errorf("meter %d: %d flow values, at most %d are kept", i+1, len(s.flow.seen), maxFlowValues)
 		}
 	}
 	if err := r.End("meters"); err != nil {

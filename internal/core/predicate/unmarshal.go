@@ -19,7 +19,7 @@ var (
 	_ confmap.Unmarshaler = (*Named)(nil)
 )
 
-var predicateKeys = []string{"condition", "tool", "transfer_to", "agent", "failed", "args", "result", "capture", "set", "reset", "optional", "budget", "repeats", "no_progress", "evaluation", "allowlist", "trajectory"}
+var predicateKeys = []string{"condition", "tool", "transfer_to", "agent", "failed", "args", "result", "capture", "set", "reset", "optional", "budget", "repeats", "no_progress", "evaluation", "allowlist", "trajectory", "flows"}
 
 // UnmarshalText takes the string form: an OTTL condition.
 func (p *Predicate) UnmarshalText(text []byte) error {
@@ -105,6 +105,8 @@ func decodeMap(m map[string]any) (Predicate, error) {
 			p.Repeats, err = decodeRepeats(m[k])
 		case "no_progress":
 			p.NoProgress, err = decodeNoProgress(m[k])
+		case "flows":
+			p.Flows, err = decodeFlow(m[k])
 		case "trajectory":
 			p.Trajectory, err = decodeTrajectory(m[k])
 		case "allowlist":
