@@ -228,3 +228,11 @@ rules-check: alerting-servers
 # verdicts' spans, and every dashboard query must return data.
 alerting: alerting-servers $(DIST_BIN)
 	$(GO) run ./test/scenarios/alerting
+
+# The recordings agentguard mine is measured on (testdata/mining, see its
+# README): the three live apps of examples/live playing correct and faulty
+# conversations on their scripted models, and household episodes, without a
+# collector (test/scenarios/mine-live).
+.PHONY: mine-live
+mine-live: $(GUARD_NODE_MODULES) $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
+	$(GO) run ./test/scenarios/mine-live

@@ -53,7 +53,7 @@ func violates(t *testing.T, cfgs []assertion.Config, names []string, bits []uint
 // both faulty runs.
 func TestMineWeatherImpliesThePapersAssertions(t *testing.T) {
 	good, bad := weatherRuns()
-	rep, err := mine(mineOptions{config: mineConfig, name: "temporalcheck/mined", minSupport: 1, maxK: 10, good: good, bad: bad})
+	rep, err := mine(mineOptions{config: mineConfig, name: "temporalcheck/mined", minSupport: 1, maxChance: 1, maxK: 10, noValues: true, good: good, bad: bad})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,14 +94,16 @@ func TestMineWeatherImpliesThePapersAssertions(t *testing.T) {
 }
 
 // The block written is a configuration check runs as it is: no violation
-// on the good runs, one at least on each bad one.
+// on the good runs, one at least on each bad one. (Two good runs are too
+// few for any proposal to be strong: --min-support 1 --max-chance 1 makes
+// every one of them strong.)
 func TestMineBlockRunsInCheck(t *testing.T) {
 	good, bad := weatherRuns()
 	out := filepath.Join(t.TempDir(), "mined.yaml")
-	args := append([]string{"mine", "--config", mineConfig, "--out", out}, good...)
+	args := append([]string{"mine", "--config", mineConfig, "--min-support", "1", "--max-chance", "1", "--out", out}, good...)
 	args = append(append(args, "--against"), bad...)
 	code, stdout, stderr := runCmd(args...)
-	if code != 0 || stdout != "" || !strings.Contains(stderr, "every bad group violates a proposed assertion") {
+	if code != 0 || stdout != "" || !strings.Contains(stderr, "every bad group breaks a strong proposal") {
 		t.Fatalf("mine: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	block, err := os.ReadFile(out)
@@ -109,7 +111,7 @@ func TestMineBlockRunsInCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"temporalcheck/mined:", "group_by: conversation", "- {name: xferToGreeting, transfer_to: greeting_agent}",
-		"# support 2 of 2 groups: every xferToGreeting is followed by sayHello within 1 event", "violated in 2 of 2 bad groups",
+		"# support 2 of 2 groups (2 events), by chance 0.091: every xferToGreeting is followed by sayHello within 1 event", "breaks 2 of 2 bad groups",
 		"handoff_returns: {to: xferToGreeting, tools: sayHello, back: xferToWeather, k: 2}", "never: {x: xferToFarewell}"} {
 		if !strings.Contains(string(block), want) {
 			t.Errorf("block lacks %q:\n%s", want, block)
@@ -132,8 +134,8 @@ func TestMineBlockRunsInCheck(t *testing.T) {
 // A bad group no mined assertion flags is told, and fails the run.
 func TestMineUnflaggedBadGroup(t *testing.T) {
 	good, _ := weatherRuns()
-	code, stdout, stderr := runCmd("mine", "--config", mineConfig, good[0], "--against", good[1], good[2])
-	if code != 1 || !strings.Contains(stderr, "NOT FLAGGED group session-") || !strings.Contains(stderr, "1 bad group no proposed assertion flags") ||
+	code, stdout, stderr := runCmd("mine", "--config", mineConfig, "--min-support", "1", "--max-chance", "1", good[0], "--against", good[1], good[2])
+	if code != 1 || !strings.Contains(stderr, "NOT FLAGGED group session-") || !strings.Contains(stderr, "1 bad group no strong proposal flags") ||
 		!strings.Contains(stdout, "processors:") {
 		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -168,6 +170,11 @@ func TestMineErrors(t *testing.T) {
 		{[]string{"mine", "--config", mineConfig, "--name", "probguard/x", good[0]}, `--name "probguard/x": want temporalcheck or temporalcheck/NAME`},
 		{[]string{"mine", "--config", mineConfig, "--processor", "temporalcheck/nope", good[0]}, `no processor "temporalcheck/nope"`},
 		{[]string{"mine", "--config", mineConfig, "nope.json"}, "nope.json"},
+		{[]string{"mine", "--config", mineConfig, "--max-chance", "0", good[0]}, "--max-chance 0: want a probability above 0, at most 1"},
+		{[]string{"mine", "--config", mineConfig, "--holdout", "-1", good[0]}, "--holdout -1: want 0 or more good groups"},
+		{[]string{"mine", "--config", mineConfig, "--holdout", "1", good[0]}, "--holdout 1: the good traces have 1 group; hold out fewer"},
+		{[]string{"mine", "--config", mineConfig, "--alias", "nope=xferToWeather", good[0]}, `--alias nope=xferToWeather: no predicate "nope", nor a tool or agent of that name in the good runs`},
+		{[]string{"mine", "--config", mineConfig, "--alias", "xferToWeather=sayHello", good[0]}, "are not of one kind"},
 	} {
 		code, _, stderr := runCmd(tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

@@ -5,8 +5,10 @@ package pattern
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/agentguard/agentguard/internal/core/texpr"
 )
@@ -25,14 +27,57 @@ const (
 type MinePredicate struct {
 	Name string
 	Role Role
+	// Aliases are other names of the same role: an agent or a tool that
+	// another framework or version names differently (to_weather_agent,
+	// to_weather_agent_v2). The caller has OR-ed their bits into this
+	// predicate's, so that the miner sees one role; every event parameter
+	// naming it lists them all.
+	Aliases []string
+	// Narrows, when set, makes this a value predicate: see Narrowing.
+	Narrows *Narrowing
 }
+
+// Narrowing says that a predicate holds at the calls of another, the tool
+// predicate Of (a bit index), whose argument or result Field took one of
+// the Values the good runs showed. Of a value predicate Mine proposes only
+// that every call of Of is one (never: Of & ~it), nothing else.
+type Narrowing struct {
+	Of     int
+	Field  string   // args.city, result.status
+	Values []string // as JSON: "London", 3, true
+	// Calls are the calls of Of the good runs made, Once how many of the
+	// values were seen at one call only: a new call shows a value not seen
+	// with a probability estimated as (Once+1)/(Calls+1) (Good-Turing's
+	// estimate of the unseen, never 0; docs/patterns.md).
+	Calls, Once int
+}
+
+const (
+	// MinGroups is the number of good groups below which a caller should
+	// warn, and the default MinSupport: an order that holds in one group by
+	// chance with probability 1/2 (two events, each once) holds in 5 by
+	// chance with probability 1/32, the first below 0.05 (docs/patterns.md).
+	MinGroups = 5
+	// DefaultMaxChance is the default MaxChance.
+	DefaultMaxChance = 0.05
+)
 
 // MineOptions bound what Mine proposes.
 type MineOptions struct {
 	// MaxK is the largest k of response and handoff_returns (default 10).
 	MaxK int
-	// MinSupport drops assertions exercised in fewer groups (default 1).
+	// MinSupport: an assertion exercised in fewer groups is weak (default
+	// MinGroups; 1: none is for its support).
 	MinSupport int
+	// MaxChance: an assertion that holds on the good groups by chance with a
+	// higher probability is weak (default DefaultMaxChance; 1: none is for
+	// its chance).
+	MaxChance float64
+	// Against are bad groups, over the same bits: each assertion says which
+	// of them it breaks, those that break some come first, and the
+	// predicates' frequencies of the chance figure are those of the good and
+	// the bad events together.
+	Against [][]uint64
 }
 
 // Mined is one proposed assertion: a pattern that holds on every group.
@@ -40,13 +85,81 @@ type Mined struct {
 	Pattern Pattern
 	// Params are the pattern's parameters as a config writes them.
 	Params map[string]any
+	// Never is, for a value proposal (a value predicate's: every call of a
+	// tool has its argument or result among the values seen), which is not
+	// a pattern of the library, the expression of its never assertion;
+	// Pattern is then the zero Pattern.
+	Never string
 	// Support is the number of groups in which the assertion was exercised:
-	// its x happened (every group for requires, first and never).
+	// its x happened (every group for requires, first and never; the groups
+	// with a y for before; with a call of the tool for a value proposal).
 	Support int
+	// Events is how many events exercised it: each x (each y for before,
+	// each call for a value proposal, every event for never, each group for
+	// first).
+	Events int
+	// Chance is the probability that the assertion holds on every good
+	// group by chance (docs/patterns.md: events drawn independently at the
+	// predicates' frequencies; for a value proposal, that a new call shows a
+	// value not seen); Log10Chance is its logarithm, which does not
+	// underflow.
+	Chance, Log10Chance float64
+	// Weak: exercised in fewer than MinSupport groups, or Chance above
+	// MaxChance; Why says which, in words.
+	Weak bool
+	Why  string
+	// Broken are the indices of the Against groups it breaks: a violation,
+	// or an obligation left pending at their end.
+	Broken  []int
+	meaning string
+	check   *texpr.Assertion
+}
+
+// Meaning is the assertion in plain words.
+func (m Mined) Meaning() string {
+	if m.Never != "" {
+		return m.meaning
+	}
+	return m.Pattern.Meaning()
+}
+
+func (m Mined) String() string {
+	if m.Never != "" {
+		return "never: " + m.Never
+	}
+	return m.Pattern.String()
+}
+
+// Judge runs the assertion over a group (bits as Mine was given them):
+// whether it is violated, and whether an obligation is left pending at the
+// group's end (which the good groups never did).
+func (m Mined) Judge(group []uint64) (violated, pending bool) {
+	mon := texpr.NewMonitorOf(m.check)
+	for c, b := range group {
+		if len(mon.Step(texpr.Event{Bits: b, Ref: c})) > 0 {
+			violated = true
+		}
+	}
+	for _, v := range mon.Finish() {
+		if v.Violation {
+			violated = true
+		} else {
+			pending = true
+		}
+	}
+	return violated, pending
+}
+
+// Breaks: the assertion is violated on the group, or left pending.
+func (m Mined) Breaks(group []uint64) bool {
+	v, p := m.Judge(group)
+	return v || p
 }
 
 // MineResult is what Mine found.
 type MineResult struct {
+	// Mined are the proposals, strong ones first, weak ones after; in each,
+	// those that break bad groups first (more first), then by Chance.
 	Mined []Mined
 	// Left are the assertions that hold but are implied by Mined.
 	Left []Mined
@@ -64,75 +177,142 @@ type cand struct {
 	ys      []int // response's y set, or handoff_returns' tools
 	k       int   // k or n
 	support int
+	events  int
+	log10   float64 // of the chance
+	weak    bool
+	why     string
 }
 
 // Mine proposes the assertions of the library that hold on every group
 // (each a sequence of predicate bits, bit i for preds[i]): no violation and
 // nothing pending, as the engine judges their expansions. Parameters are
-// the tightest the groups allow. Assertions implied by others proposed are
-// left out (see docs/patterns.md for the rules).
+// the tightest the groups allow. Each gets its support, its events and the
+// chance that it holds by chance; those with too little of either are weak.
+// Assertions implied by others proposed are left out, a strong one only by
+// strong ones (see docs/patterns.md for the rules).
 func Mine(preds []MinePredicate, groups [][]uint64, opts MineOptions) (MineResult, error) {
 	if opts.MaxK <= 0 {
 		opts.MaxK = 10
 	}
-	opts.MinSupport = max(opts.MinSupport, 1)
+	if opts.MinSupport <= 0 {
+		opts.MinSupport = MinGroups
+	}
+	if opts.MaxChance <= 0 {
+		opts.MaxChance = DefaultMaxChance
+	}
 	if len(preds) > texpr.MaxPredicates {
 		return MineResult{}, fmt.Errorf("%d predicates, at most %d", len(preds), texpr.MaxPredicates)
 	}
+	for i, p := range preds {
+		if p.Narrows != nil && (p.Narrows.Of < 0 || p.Narrows.Of >= len(preds) || p.Narrows.Of == i || preds[p.Narrows.Of].Narrows != nil) {
+			return MineResult{}, fmt.Errorf("predicate %s narrows %d: not another predicate that narrows none", p.Name, p.Narrows.Of)
+		}
+	}
 	m := miner{preds: preds, groups: groups, opts: opts}
 	m.index()
+	m.distribution()
 	cands := m.candidates()
 	var res MineResult
-	names := make([]string, len(preds))
-	for i, p := range preds {
-		names[i] = p.Name
-	}
 	var held []cand
 	for _, c := range cands {
-		if c.support < opts.MinSupport {
-			continue
-		}
-		ok, err := m.holds(c, names)
+		a, err := m.assertion(c)
 		if err != nil {
 			return MineResult{}, err
 		}
-		if !ok {
+		if !holdsOn(a, groups) {
 			res.Refuted++
 			continue
 		}
+		m.score(&c)
 		held = append(held, c)
 	}
 	res.Candidates = len(held)
 	kept, left := prune(held)
 	res.Implied = len(left)
 	var err error
-	if res.Mined, err = m.mined(kept, names); err != nil {
+	if res.Mined, err = m.mined(kept); err != nil {
 		return MineResult{}, err
 	}
-	if res.Left, err = m.mined(left, names); err != nil {
+	if res.Left, err = m.mined(left); err != nil {
 		return MineResult{}, err
 	}
+	for i := range res.Mined {
+		for b, g := range opts.Against {
+			if res.Mined[i].Breaks(g) {
+				res.Mined[i].Broken = append(res.Mined[i].Broken, b)
+			}
+		}
+	}
+	slices.SortStableFunc(res.Mined, func(a, b Mined) int {
+		return cmp.Or(cmp.Compare(b2i(a.Weak), b2i(b.Weak)), cmp.Compare(len(b.Broken), len(a.Broken)),
+			cmp.Compare(a.Log10Chance, b.Log10Chance), cmp.Compare(b.Support, a.Support), cmp.Compare(b.Events, a.Events))
+	})
 	return res, nil
 }
 
-func (m *miner) mined(cs []cand, names []string) ([]Mined, error) {
+func (m *miner) mined(cs []cand) ([]Mined, error) {
+	all := m.allNames()
 	out := make([]Mined, 0, len(cs))
 	for _, c := range cs {
-		params := m.params(c)
-		p, err := New(c.pat, params, names)
+		a, err := m.assertion(c)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Mined{Pattern: p, Params: params, Support: c.support})
+		mn := Mined{Support: c.support, Events: c.events, Log10Chance: c.log10, Chance: math.Pow(10, c.log10),
+			Weak: c.weak, Why: c.why, check: a}
+		if c.pat == narrows {
+			mn.Never = m.narrowsExpr(c, m.external)
+			mn.meaning = m.narrowsMeaning(c)
+		} else {
+			mn.Params = m.params(c, m.external)
+			if mn.Pattern, err = New(c.pat, mn.Params, all); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, mn)
 	}
 	return out, nil
 }
+
+// narrows is the candidate of a value predicate: every call of x is y.
+const narrows = "narrows"
 
 type miner struct {
 	preds  []MinePredicate
 	groups [][]uint64
 	opts   MineOptions
 	pos    [][][]int // pos[g][i]: the cycles (1-based) where predicate i holds in group g
+	// the events of the good and bad groups: each distinct bit vector and
+	// its frequency, by bits
+	dist  []uint64
+	distP []float64
+	lens  map[int]int // group length: how many good groups have it
+}
+
+// internal names a predicate by its own name; external lists its aliases
+// too, as the config writes it.
+func (m *miner) internal(i int) []string { return []string{m.preds[i].Name} }
+
+func (m *miner) external(i int) []string {
+	return append([]string{m.preds[i].Name}, m.preds[i].Aliases...)
+}
+
+// names are the predicates' own names, bit by bit; allNames their aliases
+// too.
+func (m *miner) names() []string {
+	out := make([]string, len(m.preds))
+	for i, p := range m.preds {
+		out[i] = p.Name
+	}
+	return out
+}
+
+func (m *miner) allNames() []string {
+	var out []string
+	for i := range m.preds {
+		out = append(out, m.external(i)...)
+	}
+	return out
 }
 
 func (m *miner) index() {
@@ -167,7 +347,13 @@ func (m *miner) candidates() []cand {
 	var out []cand
 	all := len(m.groups)
 	var live []int // predicates that held somewhere
-	for i := range m.preds {
+	for i, p := range m.preds {
+		if p.Narrows != nil {
+			if c, ok := m.narrowing(p.Narrows.Of, i); ok {
+				out = append(out, c)
+			}
+			continue
+		}
 		if m.with(i) == 0 {
 			out = append(out, cand{pat: "never", x: i, y: -1, support: all})
 			continue
@@ -204,6 +390,18 @@ func (m *miner) candidates() []cand {
 		}
 	}
 	return out
+}
+
+// narrowing(t, v): every call of t is a v (the values seen).
+func (m *miner) narrowing(t, v int) (cand, bool) {
+	for g := range m.groups {
+		for _, c := range m.pos[g][t] {
+			if !m.at(g, c, v) {
+				return cand{}, false
+			}
+		}
+	}
+	return cand{pat: narrows, x: t, y: v, support: m.with(t)}, true
 }
 
 // single: requires, first, max_calls and max_consecutive of predicate i.
@@ -379,94 +577,140 @@ func cover(events []uint64, live []int, allowed func(int) bool) ([]int, bool) {
 	return picked, true
 }
 
-func (m *miner) params(c cand) map[string]any {
-	name := func(i int) any { return m.preds[i].Name }
+// params are the candidate's parameters, each predicate named as name
+// names it (internal or external).
+func (m *miner) params(c cand, name func(int) []string) map[string]any {
 	list := func(is []int) any {
-		if len(is) == 1 {
-			return name(is[0])
+		var names []string
+		for _, i := range is {
+			names = append(names, name(i)...)
 		}
-		out := make([]any, len(is))
-		for j, i := range is {
-			out[j] = name(i)
+		if len(names) == 1 {
+			return names[0]
+		}
+		out := make([]any, len(names))
+		for j, n := range names {
+			out[j] = n
 		}
 		return out
 	}
+	one := func(i int) any { return list([]int{i}) }
 	switch c.pat {
 	case "requires", "never", "first":
-		return map[string]any{"x": name(c.x)}
+		return map[string]any{"x": one(c.x)}
 	case "before", "never_after":
-		return map[string]any{"x": name(c.x), "y": name(c.y)}
+		return map[string]any{"x": one(c.x), "y": one(c.y)}
 	case "max_calls", "max_consecutive":
-		return map[string]any{"x": name(c.x), "n": c.k}
+		return map[string]any{"x": one(c.x), "n": c.k}
 	case "response":
 		if c.ys != nil {
-			return map[string]any{"x": name(c.x), "y": list(c.ys), "k": c.k}
+			return map[string]any{"x": one(c.x), "y": list(c.ys), "k": c.k}
 		}
-		return map[string]any{"x": name(c.x), "y": name(c.y), "k": c.k}
+		return map[string]any{"x": one(c.x), "y": one(c.y), "k": c.k}
 	case "handoff_returns":
-		return map[string]any{"to": name(c.x), "tools": list(c.ys), "back": name(c.y), "k": c.k}
+		return map[string]any{"to": one(c.x), "tools": list(c.ys), "back": one(c.y), "k": c.k}
 	}
 	panic("no parameters for pattern " + c.pat)
 }
 
-// holds runs the candidate's expansion over every group with the engine:
-// no verdict at all (violations and pending are the only ones reported).
-func (m *miner) holds(c cand, names []string) (bool, error) {
-	p, err := New(c.pat, m.params(c), names)
-	if err != nil {
-		return false, err
+// narrowsExpr is a value candidate's never expression: a call of the tool
+// that is not one of the values.
+func (m *miner) narrowsExpr(c cand, name func(int) []string) string {
+	or := func(i int) string {
+		ns := name(i)
+		if len(ns) == 1 {
+			return ns[0]
+		}
+		return "(" + strings.Join(ns, " | ") + ")"
 	}
-	e, err := texpr.Parse(p.Expr, names)
-	if err != nil {
-		return false, fmt.Errorf("%s: expansion %q: %w", p, p.Expr, err)
+	return or(c.x) + " & ~" + or(c.y)
+}
+
+func (m *miner) narrowsMeaning(c cand) string {
+	n := m.preds[c.y].Narrows
+	return fmt.Sprintf("every %s has %s %s (%s)", strings.Join(m.external(c.x), " or "), n.Field, oneOf(n.Values), m.preds[c.y].Name)
+}
+
+func oneOf(values []string) string {
+	if len(values) == 1 {
+		return values[0]
 	}
-	policy, err := texpr.ParseEndPolicy(p.OnEnd)
-	if err != nil {
-		return false, err
+	return "one of " + strings.Join(values, ", ")
+}
+
+// assertion is the candidate's expansion over the predicates' own names,
+// compiled: what the engine runs over the groups' bits.
+func (m *miner) assertion(c cand) (*texpr.Assertion, error) {
+	names := m.names()
+	var exp Expansion
+	if c.pat == narrows {
+		exp = Expansion{Kind: Never, Expr: m.narrowsExpr(c, m.internal), OnEnd: "ignore"}
+	} else {
+		p, err := New(c.pat, m.params(c, m.internal), names)
+		if err != nil {
+			return nil, err
+		}
+		exp = p.Expansion
 	}
-	a := texpr.Assertion{Expr: e, Never: p.Kind == Never, Anchored: p.Kind == Initially, OnEnd: policy}
+	e, err := texpr.Parse(exp.Expr, names)
+	if err != nil {
+		return nil, fmt.Errorf("%s: expansion %q: %w", c.pat, exp.Expr, err)
+	}
+	policy, err := texpr.ParseEndPolicy(exp.OnEnd)
+	if err != nil {
+		return nil, err
+	}
+	a := &texpr.Assertion{Expr: e, Never: exp.Kind == Never, Anchored: exp.Kind == Initially, OnEnd: policy}
 	a.Compile()
-	for _, evs := range m.groups {
-		mon := texpr.NewMonitorOf(&a)
+	return a, nil
+}
+
+// holdsOn runs an assertion over every group with the engine: no verdict
+// at all (violations and pending are the only ones reported).
+func holdsOn(a *texpr.Assertion, groups [][]uint64) bool {
+	for _, evs := range groups {
+		mon := texpr.NewMonitorOf(a)
 		for c, b := range evs {
 			if len(mon.Step(texpr.Event{Bits: b, Ref: c})) > 0 {
-				return false, nil
+				return false
 			}
 		}
 		if len(mon.Finish()) > 0 {
-			return false, nil
+			return false
 		}
 	}
-	return true, nil
+	return true
 }
 
 // rank orders the patterns from the strongest evidence to the weakest: the
 // pruning removes weak ones first, each by stronger ones that stay.
-var rank = map[string]int{"never": 0, "first": 1, "max_calls": 2, "handoff_returns": 3, "response": 4,
+var rank = map[string]int{narrows: 0, "never": 0, "first": 1, "max_calls": 2, "handoff_returns": 3, "response": 4,
 	"requires": 5, "max_consecutive": 6, "before": 7, "never_after": 8}
 
 // prune leaves out every candidate implied by the others that remain,
-// weakest first; each removal is justified by candidates that stay (or are
-// themselves implied by ones that stay), so the set keeps its meaning.
+// weak ones first, then weakest pattern first; each removal is justified by
+// candidates that stay (or are themselves implied by ones that stay), so
+// the set keeps its meaning, and a strong candidate is left out only for
+// strong ones: a weak one, written commented out, implies nothing.
 func prune(cands []cand) (kept, left []cand) {
 	order := slices.Clone(cands)
 	slices.SortStableFunc(order, func(a, b cand) int {
-		return cmp.Or(cmp.Compare(rank[b.pat], rank[a.pat]), cmp.Compare(b.k, a.k))
+		return cmp.Or(cmp.Compare(b2i(b.weak), b2i(a.weak)), cmp.Compare(rank[b.pat], rank[a.pat]), cmp.Compare(b.k, a.k))
 	})
 	in := map[int]bool{} // index into order of the candidates still in
 	for i := range order {
 		in[i] = true
 	}
-	find := func(f func(c cand) bool) bool {
-		for i, c := range order {
-			if in[i] && f(c) {
-				return true
-			}
-		}
-		return false
-	}
 	for i, c := range order {
 		in[i] = false
+		find := func(f func(c cand) bool) bool {
+			for j, o := range order {
+				if in[j] && (c.weak || !o.weak) && f(o) {
+					return true
+				}
+			}
+			return false
+		}
 		in[i] = !implied(c, find)
 	}
 	for i, c := range order {
@@ -485,6 +729,9 @@ func prune(cands []cand) (kept, left []cand) {
 }
 
 func libraryIndex(name string) int {
+	if name == narrows {
+		return len(library)
+	}
 	return slices.IndexFunc(library, func(d def) bool { return d.name == name })
 }
 
