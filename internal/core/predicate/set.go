@@ -309,7 +309,6 @@ func (s *Set) read(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Sp
 func (ev *evaluation) eval() (isEvent bool, sig Signals) {
 	s := ev.set
 	span := ev.span
-	defer ev.close()
 	if s.facts {
 		ev.facts.gather(span, s.agents)
 	}
@@ -402,9 +401,12 @@ func (ev *evaluation) base(c *condition) bool {
 	return ok
 }
 
+// close gives the OTTL context back to its pool, once: a context closed
+// twice would be handed to two evaluations at the same time.
 func (ev *evaluation) close() {
 	if ev.tCtx != nil {
 		ev.tCtx.Close()
+		ev.tCtx = nil
 	}
 }
 

@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -515,4 +517,43 @@ func TestAgentAndTransferGlobs(t *testing.T) {
 			t.Errorf("handoff to %s: %v %b", to, ok, sig)
 		}
 	}
+}
+
+// Two Sets evaluating OTTL at the same time (a processor's workers) each
+// get their own OTTL contexts from the pool: a context given back twice
+// would be handed to both at once. Each goroutine's signals must be the
+// ones the spans give one at a time.
+func TestConcurrentSetsShareNoOTTLContext(t *testing.T) {
+	cfg := Config{
+		Predicates: List{
+			{Name: "named", Predicate: Predicate{Condition: `resource.attributes["service.name"] == "svc" and span.attributes["n"] == "1"`}},
+			{Name: "evenSpan", Predicate: Predicate{Condition: `span.attributes["n"] == "0"`}},
+		},
+		Events: &Predicate{Condition: `resource.attributes["service.name"] == "svc"`},
+	}
+	var spans [][3]any
+	for i := range 200 {
+		rs, ss, sp := handBuilt("s", "n", strconv.Itoa(i%2))
+		rs.Resource().Attributes().PutStr("service.name", "svc")
+		spans = append(spans, [3]any{rs, ss, sp})
+	}
+	want := func(i int) Signals { return Signals(1 << (1 - i%2)) }
+	var wg sync.WaitGroup
+	for range 4 {
+		s := mustCompile(t, cfg, nil)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range 50 {
+				for i, l := range spans {
+					ok, sig := s.Eval(l[0].(ptrace.ResourceSpans), l[1].(ptrace.ScopeSpans), l[2].(ptrace.Span))
+					if !ok || sig != want(i) {
+						t.Errorf("round %d, span %d: %v %b, want %b", round, i, ok, sig, want(i))
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
