@@ -30,6 +30,47 @@ import (
 // holds, is not said again as a name typo. A capture path that is there
 // is no suspect. Real household episodes (OpenInference).
 func TestCapturePathNeverPresentIsSaidWithinAMinute(t *testing.T) {
+	pcfg := predicate.Config{Predicates: predicate.List{
+		{Name: "stoveOn", Predicate: predicate.Predicate{Tool: "turn_on_stove",
+			Capture: []predicate.Capture{{Name: "on", From: "result.stove_onn"}}}},
+		{Name: "wentTo", Predicate: predicate.Predicate{Tool: "go_to",
+			Capture: []predicate.Capture{{Name: "room", From: "result.room"}}}},
+	}}
+	got, counted := saidAfterAMinute(t, pcfg, "household-langgraph/ep-001.json", "household-langgraph/ep-004.json")
+	want := `predicate stoveOn captures result.stove_onn, absent from all 2 calls of turn_on_stove in the first 1m0s of traffic: ` +
+		`the capture never binds, so the predicate never holds and assertions over it pass untested; did you mean "result.stove_on"?`
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) {
+		t.Errorf("warnings\n%q\nwant\n%q", got, want)
+	}
+	if len(counted) != 1 || counted[kindCapture] != 1 {
+		t.Errorf("suspected_typos %v, want capture: 1", counted)
+	}
+}
+
+// A budget over an attribute no span carries never adds anything: said
+// within a minute, with the numeric key the spans did carry; a budget that
+// reads tokens in the spans' convention is not.
+func TestBudgetNeverReadIsSaidWithinAMinute(t *testing.T) {
+	pcfg := predicate.Config{Predicates: predicate.List{
+		{Name: "overTokens", Predicate: predicate.Predicate{Budget: &predicate.Budget{Sum: predicate.QuantityTokens, Max: 1e6}}},
+		{Name: "overCost", Predicate: predicate.Predicate{Budget: &predicate.Budget{Sum: "llm.token_count.totl", Max: 1e6}}},
+	}}
+	got, counted := saidAfterAMinute(t, pcfg, "household-langgraph/ep-001.json")
+	want := `predicate overCost: no span in the first 1m0s of traffic carried llm.token_count.totl, so the budget never adds ` +
+		`anything and cannot hold; check the attribute key; did you mean "llm.token_count.total"?`
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) {
+		t.Errorf("warnings\n%q\nwant\n%q", got, want)
+	}
+	if len(counted) != 1 || counted[kindBudget] != 1 {
+		t.Errorf("suspected_typos %v, want budget: 1", counted)
+	}
+}
+
+// saidAfterAMinute feeds the files to a stage of pcfg's predicates and
+// returns what its typo watch logged after a minute of traffic (nothing may
+// be said before), and suspected_typos by suspect.
+func saidAfterAMinute(t *testing.T, pcfg predicate.Config, files ...string) ([]string, map[string]int64) {
+	t.Helper()
 	core, logs := observer.New(zapcore.WarnLevel)
 	set := componenttest.NewNopTelemetrySettings()
 	set.Logger = zap.New(core)
@@ -40,15 +81,8 @@ func TestCapturePathNeverPresentIsSaidWithinAMinute(t *testing.T) {
 	}
 	m := nopMetrics()
 	m.SuspectedTypos = typos
-
-	pcfg := predicate.Config{Predicates: predicate.List{
-		{Name: "stoveOn", Predicate: predicate.Predicate{Tool: "turn_on_stove",
-			Capture: []predicate.Capture{{Name: "on", From: "result.stove_onn"}}}},
-		{Name: "wentTo", Predicate: predicate.Predicate{Tool: "go_to",
-			Capture: []predicate.Capture{{Name: "room", From: "result.room"}}}},
-	}}
 	cfg := baseConfig()
-	cfg.GroupBy, cfg.WarnTyposAfter, cfg.Literals = sequence.ByTraceID, time.Minute, pcfg.Literals()
+	cfg.GroupBy, cfg.WarnTyposAfter, cfg.Literals, cfg.Optional = sequence.ByTraceID, time.Minute, pcfg.Literals(), pcfg.OptionalNames()
 	s, err := New(cfg, set, new(consumertest.TracesSink), m,
 		func() (*events.Source, error) { return events.NewSource(pcfg, cfg.GroupBy, set) }, newRecorder())
 	if err != nil {
@@ -56,8 +90,8 @@ func TestCapturePathNeverPresentIsSaidWithinAMinute(t *testing.T) {
 	}
 	clock := time.Unix(1_800_000_000, 0)
 	s.UseClock(func() time.Time { return clock })
-	for _, ep := range []string{"household-langgraph/ep-001.json", "household-langgraph/ep-004.json"} {
-		if err := s.ConsumeTraces(context.Background(), fixtures.Traces(t, ep)); err != nil {
+	for _, f := range files {
+		if err := s.ConsumeTraces(context.Background(), fixtures.Traces(t, f)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,12 +114,6 @@ func TestCapturePathNeverPresentIsSaidWithinAMinute(t *testing.T) {
 	if err := s.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	got := said()
-	want := `predicate stoveOn captures result.stove_onn, absent from all 2 calls of turn_on_stove in the first 1m0s of traffic: ` +
-		`the capture never binds, so the predicate never holds and assertions over it pass untested; did you mean "result.stove_on"?`
-	if len(got) != 1 || !strings.HasPrefix(got[0], want) {
-		t.Errorf("warnings\n%q\nwant\n%q", got, want)
-	}
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
@@ -99,7 +127,5 @@ func TestCapturePathNeverPresentIsSaidWithinAMinute(t *testing.T) {
 			}
 		}
 	}
-	if len(counted) != 1 || counted[kindCapture] != 1 {
-		t.Errorf("suspected_typos %v, want capture: 1", counted)
-	}
+	return said(), counted
 }
