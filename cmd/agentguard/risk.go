@@ -33,6 +33,8 @@ func runRisk(args []string, stdout, stderr io.Writer) int {
 	pf.register(fs)
 	modelPath := fs.String("model", "", "the JSON model `file` (default: the processor's model:, relative to the current directory as the collector opens it)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	samples := fs.Int("samples", 400, "chains drawn from the posterior of the counts for each state's credible interval of P_safe; 0: no intervals")
+	level := fs.Float64("level", 0.9, "the credible intervals' probability")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -43,7 +45,7 @@ func runRisk(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return fail(fmt.Errorf("unexpected arguments %q: risk reads no trace files", fs.Args()))
 	}
-	r, err := risk(pf, *modelPath, stderr)
+	r, err := risk(pf, *modelPath, dtmc.PosteriorOptions{Samples: *samples, Level: *level}, stderr)
 	if err != nil {
 		return fail(err)
 	}
@@ -81,6 +83,12 @@ type stateRisk struct {
 	PSafe       float64        `json:"p_safe"`
 	Flag        string         `json:"flag,omitempty"`
 	Evidence    *stateEvidence `json:"evidence,omitempty"`
+	// The credible interval of P_safe from the posterior of the counts, and
+	// where it holds the threshold, about how many more visits would put
+	// it on one side (-1: the interval is centred on the threshold).
+	PSafeLow       *float64 `json:"p_safe_low,omitempty"`
+	PSafeHigh      *float64 `json:"p_safe_high,omitempty"`
+	VisitsToSettle *int64   `json:"visits_to_settle,omitempty"`
 }
 
 // stateEvidence is the successor contributing most to the risk.
@@ -90,7 +98,7 @@ type stateEvidence struct {
 	P    float64 `json:"p"`
 }
 
-func risk(pf processorFlags, modelPath string, stderr io.Writer) (*riskReport, error) {
+func risk(pf processorFlags, modelPath string, posterior dtmc.PosteriorOptions, stderr io.Writer) (*riskReport, error) {
 	if err := pf.check(); err != nil {
 		return nil, err
 	}
@@ -109,6 +117,11 @@ func risk(pf processorFlags, modelPath string, stderr io.Writer) (*riskReport, e
 	states, err := stateRisks(g)
 	if err != nil {
 		return nil, err
+	}
+	if posterior.Samples > 0 {
+		if err := addIntervals(states, g, posterior); err != nil {
+			return nil, fmt.Errorf("credible intervals: %w", err)
+		}
 	}
 	return &riskReport{Processor: id.String(), Property: describeProperty(g.Options().Property), Threshold: g.Options().Threshold,
 		Model: path, Traces: m.Counts().Traces(), States: states}, nil
@@ -204,12 +217,43 @@ func describeProperty(p dtmc.Property) string {
 	return fmt.Sprintf("%s (unsafe = %s)", p.Kind, p.Unsafe)
 }
 
+// addIntervals sets each state's credible interval, and the visits that
+// would settle a decision its interval leaves open.
+func addIntervals(states []stateRisk, g *guard.Guard, o dtmc.PosteriorOptions) error {
+	sv, err := dtmc.NewSolver(dtmc.Options{})
+	if err != nil {
+		return err
+	}
+	m := g.Model()
+	ivs, err := m.PSafeIntervals(g.Options().Property, sv, o)
+	if err != nil {
+		return err
+	}
+	index := make(map[string]int, len(m.States()))
+	for i := range m.States() {
+		index[m.StateName(i)] = i
+	}
+	for k := range states {
+		i := index[states[k].State]
+		iv := ivs[i]
+		states[k].PSafeLow, states[k].PSafeHigh = &iv.Low, &iv.High
+		if n := dtmc.VisitsToSettle(iv, g.Options().Threshold, m.Visits(i)); n != 0 {
+			states[k].VisitsToSettle = &n
+		}
+	}
+	return nil
+}
+
 func (r *riskReport) writeText(w io.Writer) error {
 	fmt.Fprintf(w, "%s: property %s, threshold %g; model %s, %d traces learned\n\n", r.Processor, r.Property, r.Threshold, r.Model, r.Traces)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STATE\tVISITS\tP_SAFE\tFLAG\tPREDICATES\tMOST LIKELY WAY TO UNSAFE")
+	fmt.Fprintln(tw, "STATE\tVISITS\tP_SAFE\tINTERVAL\tFLAG\tPREDICATES\tMOST LIKELY WAY TO UNSAFE")
 	for _, s := range r.States {
-		fmt.Fprintf(tw, "%s\t%d\t%.4f\t%s\t%s", s.State, s.Visits, s.PSafe, s.Flag, s.Description)
+		interval := "-"
+		if s.PSafeLow != nil {
+			interval = fmt.Sprintf("%.3f-%.3f", *s.PSafeLow, *s.PSafeHigh)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.4f\t%s\t%s\t%s", s.State, s.Visits, s.PSafe, interval, s.Flag, s.Description)
 		// The last cell is written only when there is one: a cell ended by a
 		// tab is padded, which would leave trailing blanks.
 		if s.Evidence != nil {
@@ -217,5 +261,31 @@ func (r *riskReport) writeText(w io.Writer) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return r.writeUnsettled(w)
+}
+
+// writeUnsettled lists the states whose credible interval holds the
+// threshold: the decision there could go either way.
+func (r *riskReport) writeUnsettled(w io.Writer) error {
+	var lines []string
+	for _, s := range r.States {
+		switch {
+		case s.VisitsToSettle == nil:
+		case s.Visits == 0:
+			lines = append(lines, fmt.Sprintf("  %s (0 visits): never visited: its interval is the prior's alone", s.State))
+		case *s.VisitsToSettle < 0:
+			lines = append(lines, fmt.Sprintf("  %s (%d visits): its interval is centred on the threshold; more visits will tell", s.State, s.Visits))
+		default:
+			lines = append(lines, fmt.Sprintf("  %s (%d visits): about %d more visits would settle this decision", s.State, s.Visits, *s.VisitsToSettle))
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "\nStates whose credible interval holds the threshold %g (the data do not yet say which side they are on):\n%s\n",
+		r.Threshold, strings.Join(lines, "\n"))
+	return err
 }
