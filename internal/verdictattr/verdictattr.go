@@ -77,6 +77,8 @@ const (
 	StateHolds          = "agentguard.state.holds"
 	Monitor             = "agentguard.monitor"
 	PSafe               = "agentguard.p_safe"
+	PSafeLow            = "agentguard.p_safe_low"
+	PSafeHigh           = "agentguard.p_safe_high"
 	Threshold           = "agentguard.threshold"
 	EvidenceNextState   = "agentguard.evidence.next_state"
 	EvidenceProbability = "agentguard.evidence.probability"

@@ -53,6 +53,13 @@ type Config struct {
 	Report guard.Report `mapstructure:"report"`
 	// UnknownState: alert (default) or pass, for a state the model never saw.
 	UnknownState guard.Unknown `mapstructure:"unknown_state"`
+	// Uncertainty, with samples > 0, gives each state a credible interval
+	// of its P_safe from the posterior of the model's counts, carried on
+	// every warning (agentguard.p_safe_low, agentguard.p_safe_high).
+	Uncertainty Uncertainty `mapstructure:"uncertainty"`
+	// DecideOn: mean (default) compares P_safe with θ; lower_bound, the
+	// interval's lower bound (needs uncertainty).
+	DecideOn string `mapstructure:"decide_on"`
 	// Learn also learns from the live traffic.
 	Learn *LearnConfig `mapstructure:"learn"`
 	// RiskEndpoint is the component ID of a riskendpoint extension (listed
@@ -228,9 +235,19 @@ func (c *Config) Spec() dtmc.Spec {
 	return dtmc.Spec{Predicates: c.predicateNames(), Smoothing: c.Smoothing, Rules: c.ValidTransitions, Unsafe: c.Unsafe}
 }
 
+// Uncertainty is how the credible intervals of P_safe are estimated.
+type Uncertainty struct {
+	// Samples is the number of chains drawn from the posterior; 0 (the
+	// default): no intervals.
+	Samples int `mapstructure:"samples"`
+	// Level is the intervals' probability (default 0.9).
+	Level float64 `mapstructure:"level"`
+}
+
 // GuardOptions are how events are decided.
 func (c *Config) GuardOptions() guard.Options {
-	return guard.Options{Property: c.Property.solved(c.Unsafe), Threshold: c.Threshold, Report: c.Report, Unknown: c.UnknownState}
+	return guard.Options{Property: c.Property.solved(c.Unsafe), Threshold: c.Threshold, Report: c.Report, Unknown: c.UnknownState,
+		Posterior: dtmc.PosteriorOptions{Samples: c.Uncertainty.Samples, Level: c.Uncertainty.Level}, DecideOn: c.DecideOn}
 }
 
 // Matches reports how a model's abstraction differs from the config's: the

@@ -41,6 +41,15 @@ type PosteriorOptions struct {
 	Seed uint64
 }
 
+// Validate checks the options; zero Samples (no intervals) is valid.
+func (o PosteriorOptions) Validate() error {
+	if o.Samples == 0 {
+		return nil
+	}
+	_, err := o.withDefaults()
+	return err
+}
+
 func (o PosteriorOptions) withDefaults() (PosteriorOptions, error) {
 	if o.Samples == 0 {
 		o.Samples = 400

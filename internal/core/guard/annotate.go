@@ -4,6 +4,7 @@ package guard
 
 import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"math"
 
 	"github.com/agentguard/agentguard/internal/verdictattr"
 )
@@ -39,6 +40,10 @@ func (g *Guard) Annotate(span ptrace.Span, d Decision, group string, event int) 
 	attrs.PutStr(verdictattr.ScoreLabel, verdictattr.LabelRisk)
 	attrs.PutDouble(verdictattr.ScoreValue, d.PSafe)
 	attrs.PutDouble(verdictattr.PSafe, d.PSafe)
+	if !math.IsNaN(d.PSafeLow) {
+		attrs.PutDouble(verdictattr.PSafeLow, d.PSafeLow)
+		attrs.PutDouble(verdictattr.PSafeHigh, d.PSafeHigh)
+	}
 	if d.Evidence.Risk > 0 {
 		attrs.PutStr(verdictattr.EvidenceNextState, g.StateName(g.model.States()[d.Evidence.State]))
 		attrs.PutDouble(verdictattr.EvidenceProbability, d.Evidence.Prob)

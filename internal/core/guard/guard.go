@@ -46,7 +46,21 @@ type Options struct {
 	Threshold float64 // intervene when P_safe < Threshold
 	Report    Report
 	Unknown   Unknown
+	// Posterior, with Samples > 0, gives every state a credible interval of
+	// its P_safe (dtmc.PSafeIntervals), carried on each decision; not for
+	// the response property, whose P_safe is per monitor state.
+	Posterior dtmc.PosteriorOptions
+	// DecideOn is what is compared with θ: the estimate (DecideMean, the
+	// default) or the interval's lower bound (DecideLowerBound: a state
+	// whose data cannot rule out a P_safe below θ is below θ).
+	DecideOn string
 }
+
+// The values of DecideOn.
+const (
+	DecideMean       = "mean"
+	DecideLowerBound = "lower_bound"
+)
 
 // Validate checks the options that do not need a model.
 func (o Options) Validate() error {
@@ -59,6 +73,17 @@ func (o Options) Validate() error {
 	}
 	if o.Unknown != UnknownAlert && o.Unknown != UnknownPass {
 		errs = append(errs, fmt.Errorf("unknown_state: unknown value %q: valid values are %q and %q", o.Unknown, UnknownAlert, UnknownPass))
+	}
+	if err := o.Posterior.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("uncertainty: %w", err))
+	}
+	switch {
+	case o.DecideOn != "" && o.DecideOn != DecideMean && o.DecideOn != DecideLowerBound:
+		errs = append(errs, fmt.Errorf("decide_on: unknown value %q: valid values are %q and %q", o.DecideOn, DecideMean, DecideLowerBound))
+	case o.DecideOn == DecideLowerBound && o.Posterior.Samples == 0:
+		errs = append(errs, fmt.Errorf("decide_on: %s needs the intervals: set uncertainty.samples", DecideLowerBound))
+	case o.Posterior.Samples > 0 && o.Property.Kind == dtmc.Response:
+		errs = append(errs, errors.New("uncertainty: intervals are per state, and the response property's P_safe is per state and monitor state: leave uncertainty out"))
 	}
 	return errors.Join(errs...)
 }
@@ -73,6 +98,9 @@ type Guard struct {
 	unsafe  *formula.Formula
 	seen    []bool        // per state index: visited in the training data
 	monitor *dtmc.Monitor // response only
+	// intervals: per state index, the credible interval of P_safe (nil
+	// without Options.Posterior)
+	intervals []dtmc.Interval
 }
 
 // New solves the property on the model. The property's formulas and the
@@ -97,7 +125,21 @@ func New(model *dtmc.Model, opts Options, sv *dtmc.Solver) (*Guard, error) {
 	for i := range g.seen {
 		g.seen[i] = model.Visits(i) > 0
 	}
+	if opts.Posterior.Samples > 0 {
+		if g.intervals, err = model.PSafeIntervals(opts.Property, sv, opts.Posterior); err != nil {
+			return nil, fmt.Errorf("uncertainty: %w", err)
+		}
+	}
 	return g, nil
+}
+
+// Interval is state i's credible interval of P_safe; false without
+// Options.Posterior.
+func (g *Guard) Interval(i int) (dtmc.Interval, bool) {
+	if g.intervals == nil {
+		return dtmc.Interval{}, false
+	}
+	return g.intervals[i], true
 }
 
 // Model is the guard's model.
@@ -133,7 +175,10 @@ type Decision struct {
 	Monitor dtmc.MonitorState
 	// PSafe is the probability of staying safe from here; NaN when unknown.
 	PSafe float64
-	Below bool // PSafe < θ
+	// PSafeLow and PSafeHigh are its credible interval; NaN without
+	// Options.Posterior or where PSafe is unknown.
+	PSafeLow, PSafeHigh float64
+	Below               bool // PSafe < θ (or, deciding on the lower bound, PSafeLow < θ)
 	// Violation: the unsafe state itself (or, for response, the monitor's
 	// violation) is reached.
 	Violation bool
@@ -145,7 +190,7 @@ type Decision struct {
 // Step decides at the next event of a group whose predicates have the
 // values bits. It does not allocate.
 func (g *Guard) Step(r *Run, bits uint64) Decision {
-	d := Decision{State: dtmc.State(bits & g.mask), Index: -1, PSafe: math.NaN()}
+	d := Decision{State: dtmc.State(bits & g.mask), Index: -1, PSafe: math.NaN(), PSafeLow: math.NaN(), PSafeHigh: math.NaN()}
 	if g.monitor != nil {
 		r.q = g.monitor.Next(r.q, uint64(d.State))
 		d.Monitor = r.q
@@ -163,6 +208,12 @@ func (g *Guard) Step(r *Run, bits uint64) Decision {
 	case d.Known:
 		d.PSafe, d.Evidence = g.score(i, r.q)
 		d.Below = d.PSafe < g.opts.Threshold
+		if iv, ok := g.Interval(i); ok {
+			d.PSafeLow, d.PSafeHigh = iv.Low, iv.High
+			if g.opts.DecideOn == DecideLowerBound {
+				d.Below = iv.Low < g.opts.Threshold
+			}
+		}
 	}
 	wasViolating, wasUnknown := r.violating, r.unknown
 	r.violating, r.unknown = d.Violation, !d.Known && !d.Violation

@@ -299,3 +299,49 @@ func TestViolationOutsideTheStateSpace(t *testing.T) {
 		t.Errorf("back in a seen state: %+v", d)
 	}
 }
+
+// With uncertainty, each decision carries its state's credible interval,
+// and on the annotation; deciding on the lower bound warns where the
+// estimate is above θ but the interval reaches below it.
+func TestIntervalsOnDecisions(t *testing.T) {
+	m := stoveModel(t)
+	opts := Options{Property: dtmc.Property{Kind: dtmc.AlwaysSafe, Unsafe: stoveUnsafe}, Threshold: 0.95,
+		Report: ReportEvery, Unknown: UnknownAlert, Posterior: dtmc.PosteriorOptions{Samples: 300, Seed: 1}}
+	mean := newGuard(t, m, opts)
+	opts.DecideOn = DecideLowerBound
+	lower := newGuard(t, m, opts)
+	var r1, r2 Run
+	d := mean.Step(&r1, s1) // P_safe 338/349 ≈ 0.968, above 0.95
+	if d.Below || !(d.PSafeLow < d.PSafe && d.PSafe < d.PSafeHigh) {
+		t.Fatalf("s1 deciding on the mean: %+v", d)
+	}
+	if d.PSafeLow >= 0.95 {
+		t.Fatalf("s1's interval [%.3f, %.3f] does not reach below θ = 0.95: the test needs one that does", d.PSafeLow, d.PSafeHigh)
+	}
+	if dl := lower.Step(&r2, s1); !dl.Below || !dl.Report {
+		t.Errorf("s1 deciding on the lower bound %.3f < 0.95: %+v", dl.PSafeLow, dl)
+	}
+	span := ptrace.NewSpan()
+	mean.Annotate(span, d, "g", 1)
+	ev := span.Events().At(0).Attributes()
+	low, okLow := ev.Get(verdictattr.PSafeLow)
+	high, okHigh := ev.Get(verdictattr.PSafeHigh)
+	if !okLow || !okHigh || low.Double() != d.PSafeLow || high.Double() != d.PSafeHigh {
+		t.Errorf("annotation %v", ev.AsRaw())
+	}
+	plain := stoveGuard(t, 0.95, ReportEvery, UnknownAlert)
+	var r3 Run
+	if d := plain.Step(&r3, s1); !math.IsNaN(d.PSafeLow) {
+		t.Errorf("without uncertainty: an interval %v", d.PSafeLow)
+	}
+	for _, bad := range []Options{
+		{Threshold: 0.5, Report: ReportEvery, Unknown: UnknownAlert, DecideOn: DecideLowerBound},
+		{Threshold: 0.5, Report: ReportEvery, Unknown: UnknownAlert, DecideOn: "median"},
+		{Threshold: 0.5, Report: ReportEvery, Unknown: UnknownAlert, Posterior: dtmc.PosteriorOptions{Samples: 5}},
+		{Threshold: 0.5, Report: ReportEvery, Unknown: UnknownAlert, Posterior: dtmc.PosteriorOptions{Samples: 100}, Property: dtmc.Property{Kind: dtmc.Response}},
+	} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v validated", bad)
+		}
+	}
+}
