@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -33,6 +34,7 @@ func runEvaluate(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.format, "format", "markdown", "the output `format`: markdown, text or json")
 	fs.StringVar(&o.target, "target-false-alarms", "", "suggest the θ that warns the most unsafe runs in time with at most this `rate` of safe runs warned, in [0, 1]")
 	fs.StringVar(&o.svg, "svg", "", "write the Pareto front, the lead and the calibration as an SVG picture to this `file`")
+	fs.IntVar(&o.samples, "samples", 400, "chains drawn from the model's posterior for the calibration's credible intervals (the processor's uncertainty.samples when set); 0: none")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -56,6 +58,7 @@ type evaluateOptions struct {
 	model, thresholds, format string
 	target, svg               string
 	targetRate                float64 // target parsed; -1 without one
+	samples                   int
 	files                     []string
 }
 
@@ -125,7 +128,11 @@ func evaluate(o evaluateOptions, stderr io.Writer) (*evaluation, error) {
 		ev.Rows = append(ev.Rows, row)
 	}
 	ev.Configured = cfg.GuardOptions().Threshold
-	g, err := newGuard(m, cfg.GuardOptions())
+	opts := cfg.GuardOptions()
+	if opts.Posterior.Samples == 0 && opts.Property.Kind != dtmc.Response {
+		opts.Posterior.Samples = o.samples
+	}
+	g, err := newGuard(m, opts)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", path, err)
 	}
@@ -303,12 +310,28 @@ func (ev *evaluation) writeTable(w io.Writer, markdown bool) error {
 	}
 	c := ev.Calibration
 	fmt.Fprintf(w, "\nCalibration of P_safe (each group once a state, at its first visit before any violation; observed: the share that stayed safe):\n\n")
+	intervals := slices.ContainsFunc(c.States, func(r calibrationRow) bool { return r.Low != nil })
 	rows = [][]string{{"state", "predicates", "P_safe", "groups", "stayed safe", "observed"}}
+	if intervals {
+		rows[0] = slices.Insert(rows[0], 3, "interval")
+	}
 	for _, r := range c.States {
-		rows = append(rows, []string{r.State, r.Holding, fmt.Sprintf("%.3f", r.PSafe), strconv.Itoa(r.Groups), strconv.Itoa(r.StayedSafe), fmt.Sprintf("%.3f", r.Observed)})
+		row := []string{r.State, r.Holding, fmt.Sprintf("%.3f", r.PSafe), strconv.Itoa(r.Groups), strconv.Itoa(r.StayedSafe), fmt.Sprintf("%.3f", r.Observed)}
+		if intervals {
+			interval := "-"
+			if r.Low != nil {
+				interval = fmt.Sprintf("%.3f-%.3f", *r.Low, *r.High)
+			}
+			row = slices.Insert(row, 3, interval)
+		}
+		rows = append(rows, row)
 	}
 	if err := writeRows(w, rows, markdown); err != nil {
 		return err
+	}
+	if c.CoverageStates > 0 {
+		fmt.Fprintf(w, "\nThe observed share falls in the state's credible interval for %d of the %d states with at least %d groups\n",
+			c.Covered, c.CoverageStates, coverageGroups)
 	}
 	fmt.Fprintf(w, "\nBrier score %.4f over %d predictions (%.4f predicting the overall share for every one)\n", c.Brier, c.Predictions, c.BrierBaseRate)
 	if s := ev.Suggestion; s != nil {

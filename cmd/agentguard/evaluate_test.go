@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func heldOut(t *testing.T) string {
 }
 
 func TestEvaluateHeldOutRuns(t *testing.T) {
-	code, out, errs := runCmd("evaluate", "--config", stoveConfig, "--thresholds", "0.9,0.965,0.97", heldOut(t))
+	code, out, errs := runCmd("evaluate", "--config", stoveConfig, "--thresholds", "0.9,0.965,0.97", "--samples", "0", heldOut(t))
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
@@ -76,6 +77,27 @@ func TestEvaluateHeldOutRuns(t *testing.T) {
 		"\nBrier score 0.4676 over 8 predictions (0.2500 predicting the overall share for every one)\n"
 	if out != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+// With the posterior's samples (the default), the calibration gives each
+// state's credible interval; with too few groups a state's observed share
+// counts in no coverage figure.
+func TestEvaluateIntervals(t *testing.T) {
+	code, out, errs := runCmd("evaluate", "--config", stoveConfig, "--thresholds", "0.9", heldOut(t))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{
+		`(?m)^\| state \| predicates \| P_safe \| interval \| groups \| stayed safe \| observed \|$`,
+		`(?m)^\| 00 \| \(none\) \| 0\.960 \| 0\.\d{3}-0\.\d{3} \| 3 \| 2 \| 0\.667 \|$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("output lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "falls in the state's credible interval") {
+		t.Errorf("a coverage figure from states of 3 and 5 groups:\n%s", out)
 	}
 }
 

@@ -237,6 +237,11 @@ type calibrationRow struct {
 	Groups     int     `json:"groups"`
 	StayedSafe int     `json:"stayed_safe"`
 	Observed   float64 `json:"observed"`
+	// The state's credible interval of P_safe (without one: nil), and
+	// whether the observed share falls in it.
+	Low        *float64 `json:"p_safe_low,omitempty"`
+	High       *float64 `json:"p_safe_high,omitempty"`
+	InInterval *bool    `json:"observed_in_interval,omitempty"`
 }
 
 // calibration is the table with its Brier score: the mean squared difference
@@ -248,7 +253,14 @@ type calibration struct {
 	Predictions   int              `json:"predictions"`
 	Brier         float64          `json:"brier"`
 	BrierBaseRate float64          `json:"brier_base_rate"`
+	// Coverage: of the states with at least coverageGroups groups and an
+	// interval, how many have their observed share in it.
+	Covered, CoverageStates int
 }
+
+// coverageGroups is the fewest groups whose observed share a coverage count
+// takes: below it the share itself is too noisy to say anything.
+const coverageGroups = 20
 
 func calibrate(g *guard.Guard, runs []scoredRun) *calibration {
 	rows := map[stateKey]*calibrationRow{}
@@ -284,14 +296,31 @@ func calibrate(g *guard.Guard, runs []scoredRun) *calibration {
 	base := float64(safe) / float64(n)
 	c.Brier = brier / float64(n)
 	c.BrierBaseRate = base * (1 - base) // the mean of (base - outcome)² over the pairs
-	for _, row := range rows {
+	for key, row := range rows {
 		row.Observed = float64(row.StayedSafe) / float64(row.Groups)
+		c.cover(g, key, row)
 		c.States = append(c.States, *row)
 	}
 	slices.SortFunc(c.States, func(a, b calibrationRow) int {
 		return cmp.Or(cmp.Compare(a.PSafe, b.PSafe), strings.Compare(a.State, b.State))
 	})
 	return c
+}
+
+// cover sets the row's interval, and counts it in the coverage.
+func (c *calibration) cover(g *guard.Guard, k stateKey, row *calibrationRow) {
+	iv, ok := g.Interval(k.index)
+	if !ok {
+		return
+	}
+	in := iv.Low <= row.Observed && row.Observed <= iv.High
+	row.Low, row.High, row.InInterval = &iv.Low, &iv.High, &in
+	if row.Groups >= coverageGroups {
+		c.CoverageStates++
+		if in {
+			c.Covered++
+		}
+	}
 }
 
 func stateName(g *guard.Guard, k stateKey) string {
