@@ -59,3 +59,30 @@ func TestDetectorsInPredicates(t *testing.T) {
 		}
 	}
 }
+
+// Numeric comparisons of a field: lt, le, gt, ge, on a number or a string
+// holding one; anything else (absent, a word, a boolean) does not hold.
+func TestFieldComparisons(t *testing.T) {
+	cfg, err := decode(t, map[string]any{"predicates": []any{
+		map[string]any{"name": "longAway", "tool": "go_to", "result": map[string]any{"minutes_away": map[string]any{"ge": 7}}},
+		map[string]any{"name": "shortAway", "tool": "go_to", "result": map[string]any{"minutes_away": map[string]any{"lt": 2.5}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := mustCompile(t, cfg.Config, nil)
+	for result, want := range map[string]Signals{
+		`{"minutes_away": 7}`: 0b01, `{"minutes_away": 12.5}`: 0b01, `{"minutes_away": "8"}`: 0b01,
+		`{"minutes_away": 2}`: 0b10, `{"minutes_away": 6.99}`: 0, `{"minutes_away": true}`: 0, `{"minutes_away": "soon"}`: 0, `{}`: 0,
+	} {
+		_, sig := set.Eval(handBuilt("execute_tool go_to", "gen_ai.operation.name", "execute_tool", "gen_ai.tool.name", "go_to",
+			"gcp.vertex.agent.tool_response", result))
+		if sig != want {
+			t.Errorf("%s: signals %02b, want %02b", result, sig, want)
+		}
+	}
+	if _, err := decode(t, map[string]any{"predicates": []any{map[string]any{"name": "x", "tool": "t",
+		"result": map[string]any{"n": map[string]any{"ge": "seven"}}}}}); err == nil || !strings.Contains(err.Error(), "ge: must be a number") {
+		t.Errorf("a bound that is no number: %v", err)
+	}
+}

@@ -50,6 +50,8 @@ const (
 	// FieldDetect: a value a detector finds (a secret, personal data) in
 	// the field's strings (detectors.go).
 	FieldDetect
+	// FieldCompare: a number compared with Bound by Op (lt, le, gt, ge).
+	FieldCompare
 )
 
 // FieldMatch is one field of args or result and what its value must be.
@@ -60,6 +62,8 @@ type FieldMatch struct {
 	Pattern string         `mapstructure:"matches"` // FieldMatches: the regexp's text
 	Equals  texpr.Value    `mapstructure:"equals"`  // FieldEquals: the canonical JSON of the value
 	Name    string         `mapstructure:"name"`    // FieldCaptured, FieldContainsCaptured: the capture's name; FieldDetect: the detector's
+	Op      string         `mapstructure:"op"`    // FieldCompare: lt, le, gt or ge
+	Bound   float64        `mapstructure:"bound"` // FieldCompare: the number compared with
 	re      *regexp.Regexp // FieldMatches
 	det     detect.Detector
 }
@@ -74,7 +78,7 @@ type Capture struct {
 	From string `mapstructure:"from"`
 }
 
-var matcherKeys = []string{"equals", "matches", "captured", "contains_captured", "detect"}
+var matcherKeys = []string{"equals", "matches", "captured", "contains_captured", "detect", "lt", "le", "gt", "ge"}
 
 // decodeFields reads the YAML map of args or result (key is which).
 func decodeFields(key string, raw any) (Fields, error) {
@@ -124,6 +128,13 @@ func decodeField(path string, raw any) (FieldMatch, error) {
 					return f, fmt.Errorf("matches: must be a regexp (a string), got %T %v", x, x)
 				}
 				return f, f.setPattern(s)
+			case "lt", "le", "gt", "ge":
+				bound, ok := toFloat(x)
+				if !ok {
+					return f, fmt.Errorf("%s: must be a number, got %T %v", k, x, x)
+				}
+				f.Kind, f.Op, f.Bound = FieldCompare, k, bound
+				return f, nil
 			case "detect":
 				name, _ := x.(string)
 				d, err := lookupDetector(name)
@@ -260,8 +271,38 @@ func (f *FieldMatch) matchStatic(v pcommon.Value) bool {
 	case FieldDetect:
 		_, _, found := detectIn(v, f.det)
 		return found
+	case FieldCompare:
+		return f.compare(v)
 	}
 	return true
+}
+
+// compare reads a number (a string holding one counts, as JSON text from
+// some instrumentations does) and compares it with the bound.
+func (f *FieldMatch) compare(v pcommon.Value) bool {
+	var x float64
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		x = float64(v.Int())
+	case pcommon.ValueTypeDouble:
+		x = v.Double()
+	case pcommon.ValueTypeStr:
+		var err error
+		if x, err = strconv.ParseFloat(strings.TrimSpace(v.Str()), 64); err != nil {
+			return false
+		}
+	default:
+		return false
+	}
+	switch f.Op {
+	case "lt":
+		return x < f.Bound
+	case "le":
+		return x <= f.Bound
+	case "gt":
+		return x > f.Bound
+	}
+	return x >= f.Bound
 }
 
 // canonical is a value's JSON text as captures compare it: numbers by
@@ -383,6 +424,8 @@ func (f FieldMatch) String() string {
 		return "{captured: " + f.Name + "}"
 	case FieldDetect:
 		return "{detect: " + f.Name + "}"
+	case FieldCompare:
+		return "{" + f.Op + ": " + strconv.FormatFloat(f.Bound, 'g', -1, 64) + "}"
 	}
 	return "{contains_captured: " + f.Name + "}"
 }
