@@ -108,7 +108,7 @@ func (s *Source) fold(evs []sequence.Event, latch *predicate.Latch) []sequence.E
 	}
 	kept := evs[:0]
 	for _, ev := range evs {
-		m := s.measured[ev.Arrival]
+		m := s.measured[ev.Read]
 		ev.Bits = uint64(latch.StepEvent(predicate.Signals(ev.Signals), m.m, ev.Span, m.silent))
 		if !m.silent || ev.Bits&s.meterBits != 0 {
 			kept = append(kept, ev)
@@ -131,7 +131,7 @@ func (s *Source) split(td ptrace.Traces, groupBy string) []sequence.Trace {
 	}
 	for _, tr := range traces {
 		for i := range tr.Events {
-			if c := s.arrived[tr.Events[i].Arrival]; c != nil {
+			if c := s.arrived[tr.Events[i].Read]; c != nil {
 				tr.Events[i].Captures = c
 			}
 		}

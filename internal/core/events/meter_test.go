@@ -3,6 +3,7 @@
 package events
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -425,5 +426,40 @@ func TestFlows(t *testing.T) {
 	), &latch)
 	if got := heldAt(evs, 1); !slices.Equal(got, []int{2}) {
 		t.Errorf("the content forwarded: held at %v, want [2]", got)
+	}
+}
+
+// A model call and the tool call inside it start in the same millisecond
+// (ADK with a fast model), the child exported first: the tie-break puts
+// the parent first, and each span keeps its own reading. The budget holds
+// at the model call, and the tool call stays the event it is.
+func TestMeterReadingsSurviveTheTieBreak(t *testing.T) {
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	tool := ss.Spans().AppendEmpty()
+	tool.SetTraceID(pcommon.TraceID{1})
+	tool.SetSpanID(pcommon.SpanID{0xb2})
+	tool.SetParentSpanID(pcommon.SpanID{0xa1})
+	tool.SetName("execute_tool get_weather")
+	tool.SetStartTimestamp(1_000_000_000_000)
+	tool.Attributes().PutStr("gen_ai.operation.name", "execute_tool")
+	tool.Attributes().PutStr("gen_ai.tool.name", "get_weather")
+	model := ss.Spans().AppendEmpty()
+	model.SetTraceID(pcommon.TraceID{1})
+	model.SetSpanID(pcommon.SpanID{0xa1})
+	model.SetName("call_llm")
+	model.SetStartTimestamp(1_000_000_000_000)
+	model.Attributes().PutInt("gen_ai.usage.input_tokens", 30)
+	for bound, want := range map[int][]string{10: {"call_llm 10", "execute_tool get_weather 01"}, 100: {"execute_tool get_weather 01"}} {
+		src := meterSource(t, map[string]any{"name": "overTokens", "budget": map[string]any{"sum": "tokens", "max": bound}})
+		latch := src.NewLatch()
+		evs, _ := src.Extract(td, &latch)
+		var got []string
+		for _, ev := range evs {
+			got = append(got, fmt.Sprintf("%s %02b", ev.Span.Name(), ev.Bits))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("max %d: events %q, want %q", bound, got, want)
+		}
 	}
 }

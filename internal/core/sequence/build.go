@@ -97,7 +97,7 @@ func (b *builder) add(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, sp ptrace.S
 	}
 	t.key.offer(b.keys, rs, sp, at)
 	if ok, sig := classify(rs, ss, sp); ok {
-		t.Events = append(t.Events, Event{Span: sp, Start: at.start, Arrival: at.arrival, Signals: sig, Bits: sig})
+		t.Events = append(t.Events, Event{Span: sp, Start: at.start, Arrival: at.arrival, Read: at.arrival, Signals: sig, Bits: sig})
 	}
 }
 

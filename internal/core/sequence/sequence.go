@@ -67,6 +67,11 @@ type Event struct {
 	// Arrival is the span's position in the order its spans were received
 	// (their order in the batch Split read): the tie-break of equal starts.
 	Arrival int
+	// Read is the span's position in the batch Split read, which the
+	// classifier was called in: what a caller keeps per span while Split
+	// reads (captures, meter readings) is found by it. Unlike Arrival, the
+	// tie-break of equal starts never rewrites it.
+	Read int
 	// Signals is the Classifier's output.
 	Signals uint64
 	// Bits is the predicate truth at this event: Signals until Fold sets it.
