@@ -31,6 +31,7 @@ func commands() map[string]command {
 		"risk":     {"every state of a probguard model: P_safe, flags and the most likely way to unsafe", runRisk},
 		"mine":     {"propose the pattern-library assertions that hold on every group of good traces, as a processor block", runMine},
 		"evaluate": {"replay held-out traces through probguard at several thresholds: warnings in time, lead, false alarms", runEvaluate},
+		"abstract": {"choose probguard's predicates from training episodes by cross-validation, and write the block and its model", runAbstract},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/internal/core/texpr"
 )
@@ -308,4 +309,15 @@ func (c *Captured) Apply(i int, d texpr.Dict) (bool, texpr.Dict) {
 		return false, d
 	}
 	return c.specs[i].apply(c.vals[i], d)
+}
+
+// Call is a span's call arguments (result false) or result, read and
+// unwrapped as args: and result: read them, in any convention; false when
+// the span has none. For tools that study what calls carry (agentguard
+// abstract), not for the hot path.
+func (s *Set) Call(span ptrace.Span, result bool) (pcommon.Value, bool) {
+	ev := evaluation{set: s, span: span}
+	defer ev.close()
+	ev.facts.gather(span, false)
+	return ev.call(result)
 }

@@ -62,8 +62,8 @@ type FieldMatch struct {
 	Pattern string         `mapstructure:"matches"` // FieldMatches: the regexp's text
 	Equals  texpr.Value    `mapstructure:"equals"`  // FieldEquals: the canonical JSON of the value
 	Name    string         `mapstructure:"name"`    // FieldCaptured, FieldContainsCaptured: the capture's name; FieldDetect: the detector's
-	Op      string         `mapstructure:"op"`    // FieldCompare: lt, le, gt or ge
-	Bound   float64        `mapstructure:"bound"` // FieldCompare: the number compared with
+	Op      string         `mapstructure:"op"`      // FieldCompare: lt, le, gt or ge
+	Bound   float64        `mapstructure:"bound"`   // FieldCompare: the number compared with
 	re      *regexp.Regexp // FieldMatches
 	det     detect.Detector
 }
