@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -204,10 +205,14 @@ func TestEvaluateSVG(t *testing.T) {
 	all := strings.Join(texts, "\n")
 	for _, want := range []string{"Warned in time against false alarms", "Lead at θ 0.96: 1 unsafe runs warned",
 		"Calibration: Brier 0.468 (base rate 0.250)", "θ 0.96", "θ 1", "○ suggested θ 0.96 (false alarms ≤ 70%)",
-		"median 4 events, 20.0 s", "knob_on: P_safe 0.968, 2/5 stayed safe"} {
+		"median 4 events, 20.0 s", "knob_on: P_safe 0.968, 2/5 stayed safe", "1%", "5%", "25%", "above it: pessimistic, which costs false alarms",
+		"model stove.json: 6 runs"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no %q in the picture's text:\n%s", want, all)
 		}
+	}
+	if strings.Contains(all, "testdata/") {
+		t.Errorf("a path in the picture:\n%s", all)
 	}
 	code, _, errs = runCmd("evaluate", "--config", stoveConfig, "--svg", filepath.Join(t.TempDir(), "no", "such", "dir.svg"), heldOut(t))
 	if code != 2 || !strings.Contains(errs, "--svg: open") {
@@ -263,5 +268,28 @@ func TestSweepAgreesWithReplay(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Labels never overlap: crowded points get theirs where there is room, or
+// none (and the picture says how many went without).
+func TestSVGLabelsNeverOverlap(t *testing.T) {
+	var c svgCanvas
+	p := panel{svgMargin, 44}
+	placed := 0
+	for i := range 60 {
+		if c.label(p, p.x(0.3+float64(i%7)*0.01), p.y(0.5+float64(i/7)*0.01), "", fmt.Sprintf("θ 0.%03d", i)) {
+			placed++
+		}
+	}
+	for i, a := range c.placed {
+		for _, b := range c.placed[i+1:] {
+			if a.overlaps(b) {
+				t.Fatalf("labels %v and %v overlap", a, b)
+			}
+		}
+	}
+	if placed == 0 || placed == 60 {
+		t.Errorf("%d of 60 crowded labels placed: the test shows nothing", placed)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"html"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -34,7 +36,35 @@ func writeSVGFile(path string, ev *evaluation) error {
 	return nil
 }
 
-type svgCanvas struct{ b bytes.Buffer }
+type svgCanvas struct {
+	b      bytes.Buffer
+	placed []box // the labels placed so far, which no other may overlap
+}
+
+// box is a label's extent on the canvas.
+type box struct{ x0, y0, x1, y1 float64 }
+
+func (b box) overlaps(o box) bool { return b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1 }
+
+// label writes s near (x, y) at the first of a few positions around it
+// where it overlaps no label placed before and stays inside the plot;
+// false when there is none (the caller says it elsewhere).
+func (c *svgCanvas) label(p panel, x, y float64, style, s string) bool {
+	w, h := 5.6*float64(len([]rune(s))), 11.0 // about 10px text
+	for _, off := range [][2]float64{{6, 14}, {6, -6}, {-6 - w, 14}, {-6 - w, -6}, {6, 26}, {-6 - w, -18}} {
+		b := box{x + off[0], y + off[1] - h, x + off[0] + w, y + off[1] + 2}
+		if b.x0 < p.x0-svgMargin+4 || b.x1 > p.x(1)+svgMargin-4 || b.y0 < p.y(1) || b.y1 > p.y(0) {
+			continue
+		}
+		if slices.ContainsFunc(c.placed, b.overlaps) {
+			continue
+		}
+		c.placed = append(c.placed, b)
+		c.text(b.x0, y+off[1], "start", style, s)
+		return true
+	}
+	return false
+}
 
 func (c *svgCanvas) f(format string, args ...any) { fmt.Fprintf(&c.b, format, args...) }
 
@@ -76,7 +106,7 @@ func renderSVG(ev *evaluation) []byte {
 	c.f(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	c.f(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
 	c.text(float64(width)/2, float64(height)-8, "middle", `font-size="11" fill="#555"`,
-		fmt.Sprintf("%s, model %s: %d runs (%d unsafe, %d safe)", ev.Processor, ev.Model, ev.Runs, ev.Unsafe, ev.Safe))
+		fmt.Sprintf("%s, model %s: %d runs (%d unsafe, %d safe)", ev.Processor, filepath.Base(ev.Model), ev.Runs, ev.Unsafe, ev.Safe))
 	chosen := ev.chosenPoint()
 	c.front(panel{svgMargin, 44}, ev, chosen)
 	c.lead(panel{svgPanel + svgMargin, 44}, chosen)
@@ -103,10 +133,19 @@ func pointAt(points []sweepPoint, theta float64) *sweepPoint {
 	return nil
 }
 
+// zoom maps a false-alarm rate onto the front's x axis by its square root:
+// the useful region, a few per cent, takes a third of the width instead of
+// a hundredth.
+func zoom(rate float64) float64 { return math.Sqrt(rate) }
+
+// falseAlarmTicks are the x axis's ticks, placed by zoom.
+var falseAlarmTicks = []float64{0, 0.01, 0.05, 0.1, 0.25, 0.5, 1}
+
 func (c *svgCanvas) front(p panel, ev *evaluation, chosen *sweepPoint) {
-	c.frame(p, "Warned in time against false alarms", "safe runs warned (false alarms)", "unsafe runs warned in time", percent)
+	c.frame(p, "Warned in time against false alarms", "safe runs warned (false alarms), √ scale", "unsafe runs warned in time", percent)
+	c.zoomedTicks(p)
 	xy := func(s sweepPoint) (float64, float64) {
-		return p.x(rate(s.FalseAlarms, ev.Safe)), p.y(rate(s.Warned, ev.Unsafe))
+		return p.x(zoom(rate(s.FalseAlarms, ev.Safe))), p.y(rate(s.Warned, ev.Unsafe))
 	}
 	var line []string
 	for _, s := range ev.Sweep {
@@ -118,19 +157,31 @@ func (c *svgCanvas) front(p panel, ev *evaluation, chosen *sweepPoint) {
 		}
 	}
 	c.f(`<polyline points="%s" fill="none" stroke="#1f77b4" stroke-width="2"/>`+"\n", strings.Join(line, " "))
-	lastX, lastY := math.Inf(-1), math.Inf(-1)
-	for _, s := range ev.Sweep {
-		if !s.Pareto {
-			continue
+	// The front's θ first, then the dominated points' (grey: another θ warns
+	// as many with fewer false alarms), each where there is room; those
+	// without room are counted in a note.
+	unlabelled := 0
+	for _, pareto := range []bool{true, false} {
+		for _, s := range ev.Sweep {
+			if s.Pareto != pareto || (s.Warned == 0 && s.FalseAlarms == 0) {
+				continue
+			}
+			x, y := xy(s)
+			style := `font-size="10" fill="#1f77b4"`
+			if pareto {
+				c.f(`<circle cx="%.1f" cy="%.1f" r="3.5" fill="#1f77b4"/>`+"\n", x, y)
+			} else {
+				style = `font-size="10" fill="#999"`
+			}
+			if !c.label(p, x, y, style, "θ "+formatTheta(s)) {
+				unlabelled++
+			}
 		}
-		x, y := xy(s)
-		c.f(`<circle cx="%.1f" cy="%.1f" r="3.5" fill="#1f77b4"/>`+"\n", x, y)
-		// Label the front's points where there is room; the one that warns
-		// nothing sits on the axes' corner.
-		if (s.Warned > 0 || s.FalseAlarms > 0) && (math.Abs(x-lastX) > 26 || math.Abs(y-lastY) > 14) {
-			c.text(x+6, y+14, "start", `font-size="10" fill="#1f77b4"`, "θ "+formatTheta(s))
-			lastX, lastY = x, y
-		}
+	}
+	if unlabelled > 0 {
+		c.text(p.x(0)+4, p.y(1)+16, "start", `font-size="10" fill="#999"`, fmt.Sprintf("%d θ not labelled for room (the table has them all); grey: dominated", unlabelled))
+	} else {
+		c.text(p.x(0)+4, p.y(1)+16, "start", `font-size="10" fill="#999"`, "grey: dominated (another θ warns as many with fewer false alarms)")
 	}
 	if conf := pointAt(ev.Sweep, ev.Configured); conf != nil {
 		x, y := xy(*conf)
@@ -144,6 +195,16 @@ func (c *svgCanvas) front(p panel, ev *evaluation, chosen *sweepPoint) {
 			fmt.Sprintf("○ suggested θ %s (false alarms ≤ %s)", formatTheta(s.Point), percent(s.Target)))
 	} else if chosen == nil {
 		c.text(p.x(1)-4, p.y(0)-8, "end", `font-size="11" fill="#555"`, "no target false-alarm rate given")
+	}
+}
+
+// zoomedTicks replaces the front's x tick labels with the zoom's.
+func (c *svgCanvas) zoomedTicks(p panel) {
+	c.f(`<rect x="%.1f" y="%.1f" width="%d" height="20" fill="white"/>`+"\n", p.x(0)-14, p.y(0)+2, svgPlot+28)
+	for _, t := range falseAlarmTicks {
+		x := p.x(zoom(t))
+		c.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#444"/>`+"\n", x, p.y(0), x, p.y(0)+4)
+		c.text(x, p.y(0)+16, "middle", `font-size="10"`, percent(t))
 	}
 }
 
@@ -179,8 +240,13 @@ func (c *svgCanvas) lead(p panel, pt *sweepPoint) {
 		}
 	}
 	if pt.Lead != nil {
-		c.text(p.x(1)-4, p.y(1)+16, "end", `font-size="11"`,
-			fmt.Sprintf("median %g events, %.1f s", pt.Lead.Events.P50, pt.Lead.Seconds.P50))
+		// Spans milliseconds apart (a scripted model) make the lead in
+		// seconds noise: it is said only from a second up.
+		text := fmt.Sprintf("median %g events", pt.Lead.Events.P50)
+		if pt.Lead.Seconds.P50 >= 1 {
+			text += fmt.Sprintf(", %.1f s", pt.Lead.Seconds.P50)
+		}
+		c.text(p.x(1)-4, p.y(1)+16, "end", `font-size="11"`, text)
 	}
 }
 
@@ -198,5 +264,10 @@ func (c *svgCanvas) calibration(p panel, cal *calibration) {
 			p.x(r.PSafe), p.y(r.Observed), rad,
 			html.EscapeString(fmt.Sprintf("%s: P_safe %.3f, %d/%d stayed safe", r.Holding, r.PSafe, r.StayedSafe, r.Groups)))
 	}
-	c.text(p.x(0)+4, p.y(1)+16, "start", `font-size="11" fill="#555"`, "circle area: groups in the state")
+	for _, r := range cal.States { // each circle's count, where there is room
+		c.label(p, p.x(r.PSafe), p.y(r.Observed), `font-size="9" fill="#5b3a8a"`, fmt.Sprintf("%d/%d", r.StayedSafe, r.Groups))
+	}
+	c.text(p.x(0)+4, p.y(1)+16, "start", `font-size="10" fill="#555"`, "circle area, and label: groups (stayed safe / in the state)")
+	c.text(p.x(1)-4, p.y(0)-20, "end", `font-size="10" fill="#555"`, "below the diagonal: optimistic (fewer stayed safe than predicted);")
+	c.text(p.x(1)-4, p.y(0)-8, "end", `font-size="10" fill="#555"`, "above it: pessimistic, which costs false alarms")
 }
