@@ -131,6 +131,59 @@ HOUSEHOLD_MODES ?= none,stop:0.5,stop:0.7,stop:0.9,reflect:0.7,deny:0.7
 household-loop: $(DIST_BIN) $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
 	$(GO) run ./test/scenarios/household-loop -n $(HOUSEHOLD_N) -modes $(HOUSEHOLD_MODES) -out $(HOUSEHOLD_DATA)/inloop
 
+# Agent B (examples/household/agent-b): a second household agent, written
+# apart from A, with its own policy and timing over the same tools and house
+# state, service.name household-agent-b-langgraph-openinference. Its episodes
+# (training seed 1, 300; held-out seed 2, 200) are recorded without a
+# collector, checked against the agent's account of each and labelled
+# (labels.json) by test/scenarios/household-gen-b.
+HOUSEHOLD_B_DATA ?= dist/household-b
+HOUSEHOLD_B_AGENT = examples/household/agent-b
+HOUSEHOLD_B_CONFIG = $(HOUSEHOLD_B_AGENT)/collector.yaml
+HOUSEHOLD_B_SRC = $(wildcard $(HOUSEHOLD_B_AGENT)/*.js) $(HOUSEHOLD_B_AGENT)/node_modules/.package-lock.json
+.PHONY: household-b-data household-b-model household-b-eval household-b-compare
+
+$(HOUSEHOLD_B_DATA)/train/spans.jsonl: $(HOUSEHOLD_B_SRC)
+	$(GO) run ./test/scenarios/household-gen-b -n 300 -seed 1 -out $(HOUSEHOLD_B_DATA)/train
+$(HOUSEHOLD_B_DATA)/heldout/spans.jsonl: $(HOUSEHOLD_B_SRC)
+	$(GO) run ./test/scenarios/household-gen-b -n 200 -seed 2 -out $(HOUSEHOLD_B_DATA)/heldout
+household-b-data: $(HOUSEHOLD_B_DATA)/train/spans.jsonl $(HOUSEHOLD_B_DATA)/heldout/spans.jsonl
+
+# B's model, learned with the example's abstraction (agent-b/collector.yaml
+# differs from collector.yaml only in the service its events: condition names).
+$(HOUSEHOLD_B_DATA)/model.json: $(HOUSEHOLD_B_DATA)/train/spans.jsonl $(HOUSEHOLD_B_CONFIG)
+	$(GO) run ./cmd/agentguard learn --config $(HOUSEHOLD_B_CONFIG) -o $@ $<
+household-b-model: $(HOUSEHOLD_B_DATA)/model.json
+
+# B's model on B's held-out episodes, A's (examples/household/model.json) on
+# B's, and B's on A's: θ swept, the θ for at most 10% false alarms suggested.
+household-b-eval: $(HOUSEHOLD_B_DATA)/model.json $(HOUSEHOLD_B_DATA)/heldout/spans.jsonl $(HOUSEHOLD_DATA)/heldout/spans.jsonl
+	$(GO) run ./cmd/agentguard evaluate --config $(HOUSEHOLD_B_CONFIG) --model $(HOUSEHOLD_B_DATA)/model.json --target-false-alarms 0.1 --svg $(HOUSEHOLD_B_DATA)/evaluate-b-on-b.svg $(HOUSEHOLD_B_DATA)/heldout/spans.jsonl
+	$(GO) run ./cmd/agentguard evaluate --config $(HOUSEHOLD_B_CONFIG) --model examples/household/model.json --target-false-alarms 0.1 --svg $(HOUSEHOLD_B_DATA)/evaluate-a-on-b.svg $(HOUSEHOLD_B_DATA)/heldout/spans.jsonl
+	$(GO) run ./cmd/agentguard evaluate --config $(HOUSEHOLD_CONFIG) --model $(HOUSEHOLD_B_DATA)/model.json --target-false-alarms 0.1 --svg $(HOUSEHOLD_B_DATA)/evaluate-b-on-a.svg $(HOUSEHOLD_DATA)/heldout/spans.jsonl
+
+# household-compare (the rule, the paper's chain, the example's) in the four
+# directions, training agent on held-out agent: A on A, A on B, B on B, B on
+# A, in $(HOUSEHOLD_B_DATA)/compare/<train>-on-<held-out>. The configurations
+# are the example's and the paper's with the service left out of the events:
+# condition, so that one file reads both agents. household-compare exits 1
+# when the example does not beat both baselines: reported, not a failure here.
+HOUSEHOLD_ANY_SERVICE = 's/resource.attributes\["service.name"\] == "household-agent-langgraph-openinference" and //'
+household-b-compare: $(HOUSEHOLD_DATA)/train/spans.jsonl $(HOUSEHOLD_DATA)/heldout/spans.jsonl $(HOUSEHOLD_B_DATA)/train/spans.jsonl $(HOUSEHOLD_B_DATA)/heldout/spans.jsonl
+	mkdir -p $(HOUSEHOLD_B_DATA)/compare
+	sed $(HOUSEHOLD_ANY_SERVICE) $(HOUSEHOLD_CONFIG) > $(HOUSEHOLD_B_DATA)/compare/example.yaml
+	sed $(HOUSEHOLD_ANY_SERVICE) examples/household/baselines/paper.yaml > $(HOUSEHOLD_B_DATA)/compare/paper.yaml
+	! grep -q 'service.name"\] ==' $(HOUSEHOLD_B_DATA)/compare/example.yaml $(HOUSEHOLD_B_DATA)/compare/paper.yaml
+	$(GO) build -o $(HOUSEHOLD_B_DATA)/compare/household-compare ./test/scenarios/household-compare
+	@for d in a:a a:b b:b b:a; do \
+	  train=$$(echo $$d | cut -d: -f1); held=$$(echo $$d | cut -d: -f2); \
+	  dir() { if [ $$1 = a ]; then echo $(HOUSEHOLD_DATA); else echo $(HOUSEHOLD_B_DATA); fi; }; \
+	  echo "== trained on agent $$train, held-out episodes of agent $$held"; \
+	  $(HOUSEHOLD_B_DATA)/compare/household-compare -train $$(dir $$train)/train/spans.jsonl -heldout $$(dir $$held)/heldout/spans.jsonl \
+	    -example $(HOUSEHOLD_B_DATA)/compare/example.yaml -paper $(HOUSEHOLD_B_DATA)/compare/paper.yaml \
+	    -out $(HOUSEHOLD_B_DATA)/compare/$$train-on-$$held || [ $$? -eq 1 ] || exit 1; \
+	done
+
 # The live harness (test/scenarios/live, the app in examples/live): Google ADK for TypeScript plays N
 # conversations of each kind (correct, greeting or farewell agent transferring
 # to itself, greeting agent keeping control) on a scripted model, its own
@@ -156,6 +209,18 @@ GUARD_NODE_MODULES = $(addsuffix /node_modules/.package-lock.json,$(GUARD_APPS))
 guard-live: $(DIST_BIN) $(GUARD_NODE_MODULES)
 	$(GO) run ./test/scenarios/guard-live -n $(if $(filter command line environment,$(origin N)),$(N),100)
 
+# The meter predicates (repeats, budget, flows of examples/live/meters.yaml)
+# on the three frameworks' apps of examples/live: N conversations (default
+# 20) of each meter kind per framework through the built collector, a runaway
+# loop, a token budget overrun and an API key emailed beside their correct
+# counterparts. Each mistake must be caught on its span, no correct
+# conversation flagged, and the collector's verdicts must be agentguard
+# check's on the same spans (test/scenarios/meters-live). Files stay in
+# dist/meters-live.
+.PHONY: meters-live
+meters-live: $(DIST_BIN) $(GUARD_NODE_MODULES)
+	$(GO) run ./test/scenarios/meters-live -n $(if $(filter command line environment,$(origin N)),$(N),20)
+
 # Every npm app's npm ci from its committed lock file, again only when it changed.
 %/node_modules/.package-lock.json: %/package-lock.json
 	cd $* && npm ci --no-audit --no-fund
@@ -174,6 +239,7 @@ household-cpu: dist
 SCENARIO_NEEDS_scaleout = $(ROUTER_BIN)
 SCENARIO_NEEDS_live = $(LIVE_APP)/node_modules/.package-lock.json
 SCENARIO_NEEDS_guard-live = $(GUARD_NODE_MODULES)
+SCENARIO_NEEDS_meters-live = $(GUARD_NODE_MODULES)
 SCENARIO_NEEDS_household-loop = $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
 .PHONY: scenario-name
 scenario: scenario-name $(DIST_BIN) $(SCENARIO_NEEDS_$(NAME))

@@ -19,7 +19,7 @@ export class ScriptedLlm extends BaseLlm {
 
   async *generateContentAsync(request) {
     const step = this.script.reply(this.agent, deniedLast(request));
-    yield { content: { role: 'model', parts: [partOf(step)] }, turnComplete: true };
+    yield { content: { role: 'model', parts: [partOf(step)] }, turnComplete: true, ...usageOf(step) };
   }
 
   async connect() {
@@ -32,6 +32,17 @@ function partOf(step) {
   if (step.transfer !== undefined) return { functionCall: { name: TRANSFER_TOOL, args: { agentName: step.transfer } } };
   if (step.tool !== undefined) return { functionCall: { name: step.tool, args: structuredClone(step.args) } };
   return { text: step.text };
+}
+
+/**
+ * usageOf is the step's token usage as Gemini reports it (ADK's
+ * usageMetadata: ADK's tracing records it as gen_ai.usage.input_tokens and
+ * output_tokens); nothing for a step without usage.
+ */
+function usageOf(step) {
+  if (!step.usage) return {};
+  const { input, output } = step.usage;
+  return { usageMetadata: { promptTokenCount: input, candidatesTokenCount: output, totalTokenCount: input + output } };
 }
 
 /** deniedLast: the request's last content answers a call with the guard's denial. */

@@ -2,10 +2,12 @@
 // weather agent with get_weather and two sub-agents, greeting_agent
 // (say_hello) and farewell_agent (say_goodbye). Control moves between them
 // only through ADK's own transfer_to_agent tool, which ADK gives every agent
-// that has somewhere to transfer to.
+// that has somewhere to transfer to. The weather agent also has the office
+// tools of the meter kinds, read_file and send_email (../shared/tools.js).
 import { FunctionTool, LlmAgent } from '@google/adk';
 import { z } from 'zod';
 import { FAREWELL, GREETING, WEATHER } from '../shared/kinds.js';
+import { DESCRIPTIONS, readFile, sendEmail } from '../shared/tools.js';
 import { ScriptedLlm } from './scripted_llm.js';
 
 /**
@@ -21,6 +23,24 @@ export function team(script, ran = () => {}) {
     execute: ({ city }) => {
       ran(WEATHER, 'get_weather', { city });
       return { status: 'success', report: `It is sunny in ${city}, 25 °C.` };
+    },
+  });
+  const readFileTool = new FunctionTool({
+    name: 'read_file',
+    description: DESCRIPTIONS.read_file,
+    parameters: z.object({ path: z.string().describe('the file, relative to the project') }),
+    execute: ({ path }) => {
+      ran(WEATHER, 'read_file', { path });
+      return readFile(path);
+    },
+  });
+  const sendEmailTool = new FunctionTool({
+    name: 'send_email',
+    description: DESCRIPTIONS.send_email,
+    parameters: z.object({ to: z.string(), subject: z.string(), body: z.string() }),
+    execute: (email) => {
+      ran(WEATHER, 'send_email', email);
+      return sendEmail(email);
     },
   });
   const sayHello = new FunctionTool({
@@ -58,7 +78,7 @@ export function team(script, ran = () => {}) {
     description: 'The main weather agent: answers weather questions, delegates greetings and farewells.',
     instruction: 'Answer weather questions with get_weather; transfer greetings and farewells.',
     model: new ScriptedLlm(WEATHER, script),
-    tools: [getWeather],
+    tools: [getWeather, readFileTool, sendEmailTool],
     subAgents: [greeting, farewell],
   });
 }

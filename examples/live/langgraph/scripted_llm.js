@@ -28,14 +28,31 @@ export class ScriptedChatModel extends BaseChatModel {
   async _generate(messages) {
     const step = this.script.reply(this.agent, deniedLast(messages));
     const call = callOf(step);
+    const usage = usageOf(step);
     const message = call
       ? new AIMessage({
           content: '',
           tool_calls: [{ ...call, id: `call_${this.script.name}_${this.script.nextCall()}`, type: 'tool_call' }],
+          ...usage.message,
         })
-      : new AIMessage({ content: step.text });
-    return { generations: [{ text: step.text ?? '', message }] };
+      : new AIMessage({ content: step.text, ...usage.message });
+    return { generations: [{ text: step.text ?? '', message }], ...usage.result };
   }
+}
+
+/**
+ * usageOf is the step's token usage as LangChain's chat models report it:
+ * the message's usage_metadata, and the result's llmOutput.tokenUsage
+ * (OpenInference records the first it finds as llm.token_count.prompt and
+ * completion); nothing for a step without usage.
+ */
+function usageOf(step) {
+  if (!step.usage) return {};
+  const { input, output } = step.usage;
+  return {
+    message: { usage_metadata: { input_tokens: input, output_tokens: output, total_tokens: input + output } },
+    result: { llmOutput: { tokenUsage: { promptTokens: input, completionTokens: output, totalTokens: input + output } } },
+  };
 }
 
 /** callOf is a step's tool call (a transfer is the hand-off tool transfer_to_<agent>), or undefined for a text. */

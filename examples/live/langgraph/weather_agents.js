@@ -4,7 +4,9 @@
 // createReactAgent node of a parent graph. Control moves only through
 // hand-off tools named transfer_to_<agent>, which return a Command to the
 // parent graph; the swarm's activeAgent, kept by the thread's checkpointer,
-// says who answers the user's next turn.
+// says who answers the user's next turn. The weather agent also has the
+// office tools of the meter kinds, read_file and send_email
+// (../shared/tools.js).
 import { ToolMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { Command, MemorySaver, getCurrentTaskInput } from '@langchain/langgraph';
@@ -12,6 +14,7 @@ import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { METADATA_KEY_HANDOFF_DESTINATION, createSwarm } from '@langchain/langgraph-swarm';
 import { z } from 'zod';
 import { FAREWELL, GREETING, WEATHER } from '../shared/kinds.js';
+import { DESCRIPTIONS, readFile, sendEmail } from '../shared/tools.js';
 import { ScriptedChatModel } from './scripted_llm.js';
 
 /**
@@ -56,6 +59,20 @@ export function team(script, ran = () => {}, toolsNode = (_, tools) => tools) {
       schema: z.object({ city: z.string().describe('the city') }),
     },
   );
+  const readFileTool = tool(
+    ({ path }) => {
+      ran({ agent: WEATHER, tool: 'read_file', args: { path } });
+      return readFile(path);
+    },
+    { name: 'read_file', description: DESCRIPTIONS.read_file, schema: z.object({ path: z.string().describe('the file, relative to the project') }) },
+  );
+  const sendEmailTool = tool(
+    (email) => {
+      ran({ agent: WEATHER, tool: 'send_email', args: email });
+      return sendEmail(email);
+    },
+    { name: 'send_email', description: DESCRIPTIONS.send_email, schema: z.object({ to: z.string(), subject: z.string(), body: z.string() }) },
+  );
   const sayHello = tool(
     () => {
       ran({ agent: GREETING, tool: 'say_hello', args: {} });
@@ -77,6 +94,8 @@ export function team(script, ran = () => {}, toolsNode = (_, tools) => tools) {
   const agents = [
     agent(WEATHER, 'Answer weather questions with get_weather; hand greetings and farewells on.', [
       getWeather,
+      readFileTool,
+      sendEmailTool,
       handoff(WEATHER, GREETING, ran),
       handoff(WEATHER, FAREWELL, ran),
     ]),

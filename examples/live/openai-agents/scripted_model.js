@@ -23,12 +23,18 @@ export class ScriptedModel {
     }
     // A real model (the SDK's OpenAI models) opens its own generation span;
     // a custom Model must, or the trace has no LLM spans.
+    // The step's token usage, if it has any: on the generation span (the
+    // SDK's GenerationUsageData, which OpenInference records as
+    // llm.token_count.prompt and completion) and in the response (the run's
+    // usage). Without it, none on the span and zeros in the response.
+    const { input: inputTokens = 0, output: outputTokens = 0 } = step.usage ?? {};
     return withGenerationSpan(async (span) => {
       span.spanData.model = 'scripted';
       span.spanData.input = input;
       span.spanData.output = [item];
+      if (step.usage) span.spanData.usage = { input_tokens: inputTokens, output_tokens: outputTokens };
       return {
-        usage: new Usage({ requests: 1, inputTokens: 0, outputTokens: 0, totalTokens: 0 }),
+        usage: new Usage({ requests: 1, inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }),
         output: [item],
         responseId: `${this.script.name}-${this.script.calls}`,
       };

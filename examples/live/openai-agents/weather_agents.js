@@ -4,9 +4,12 @@
 // hand-offs, which the model sees as tools named transfer_to_<agent>: the
 // weather agent hands off to either sub-agent, each sub-agent back to the
 // weather agent or to itself (the mistake the paper's failing run makes).
+// The weather agent also has the office tools of the meter kinds, read_file
+// and send_email (../shared/tools.js).
 import { Agent, handoff, tool } from '@openai/agents';
 import { z } from 'zod';
 import { FAREWELL, GREETING, WEATHER } from '../shared/kinds.js';
+import { DESCRIPTIONS, readFile, sendEmail } from '../shared/tools.js';
 import { ScriptedModel } from './scripted_model.js';
 
 /**
@@ -24,6 +27,24 @@ export function team(script, ran = () => {}, transferred = () => {}) {
     execute: ({ city }) => {
       ran(WEATHER, 'get_weather', { city });
       return JSON.stringify({ status: 'success', report: `It is sunny in ${city}, 25 °C.` });
+    },
+  });
+  const readFileTool = tool({
+    name: 'read_file',
+    description: DESCRIPTIONS.read_file,
+    parameters: z.object({ path: z.string().describe('the file, relative to the project') }),
+    execute: ({ path }) => {
+      ran(WEATHER, 'read_file', { path });
+      return readFile(path);
+    },
+  });
+  const sendEmailTool = tool({
+    name: 'send_email',
+    description: DESCRIPTIONS.send_email,
+    parameters: z.object({ to: z.string(), subject: z.string(), body: z.string() }),
+    execute: (email) => {
+      ran(WEATHER, 'send_email', email);
+      return sendEmail(email);
     },
   });
   const sayHello = tool({
@@ -49,7 +70,7 @@ export function team(script, ran = () => {}, transferred = () => {}) {
     instructions: 'Answer weather questions with get_weather; hand greetings and farewells off.',
     handoffDescription: 'The main weather agent: answers weather questions.',
     model: new ScriptedModel(WEATHER, script),
-    tools: [getWeather],
+    tools: [getWeather, readFileTool, sendEmailTool],
   });
   const greeting = new Agent({
     name: GREETING,

@@ -4,7 +4,7 @@
 // read all of it, so every app keeps the same CLI and output:
 //
 //   node main.js --endpoint http://127.0.0.1:4318/v1/traces --out DIR [--n 24] [--concurrency 4] [--pause-ms 0]
-//                [--kinds strong,self-hello,...] (default: every kind of kinds.js)
+//                [--kinds strong,self-hello,...] (default: every kind of kinds.js but the meter kinds)
 //
 // DIR receives conversations.jsonl (each conversation to play, written
 // first: its ID, which is the group the collector judges it in, its kind and
@@ -32,7 +32,7 @@ export function parseOptions() {
       n: { type: 'string', default: '24' },
       concurrency: { type: 'string', default: '4' },
       'pause-ms': { type: 'string', default: '0' },
-      kinds: { type: 'string', default: Object.keys(KINDS).join(',') },
+      kinds: { type: 'string', default: Object.keys(KINDS).filter((k) => !KINDS[k].suite).join(',') },
     },
   });
   if (!opts.endpoint || !opts.out) {
