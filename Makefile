@@ -131,25 +131,30 @@ HOUSEHOLD_MODES ?= none,stop:0.5,stop:0.7,stop:0.9,reflect:0.7,deny:0.7
 household-loop: $(DIST_BIN) $(HOUSEHOLD_AGENT)/node_modules/.package-lock.json
 	$(GO) run ./test/scenarios/household-loop -n $(HOUSEHOLD_N) -modes $(HOUSEHOLD_MODES) -out $(HOUSEHOLD_DATA)/inloop
 
-# Agent B (examples/household/agent-b): a second household agent, written
+# Agent B (examples/household/agent/b): a second household agent, written
 # apart from A, with its own policy and timing over the same tools and house
-# state, service.name household-agent-b-langgraph-openinference. Its episodes
+# state (A's packages, tracing and guard hook shared), service.name
+# household-agent-b-langgraph-openinference. Its episodes
 # (training seed 1, 300; held-out seed 2, 200) are recorded without a
 # collector, checked against the agent's account of each and labelled
 # (labels.json) by test/scenarios/household-gen-b.
 HOUSEHOLD_B_DATA ?= dist/household-b
-HOUSEHOLD_B_AGENT = examples/household/agent-b
+HOUSEHOLD_B_AGENT = $(HOUSEHOLD_AGENT)/b
 HOUSEHOLD_B_CONFIG = $(HOUSEHOLD_B_AGENT)/collector.yaml
-HOUSEHOLD_B_SRC = $(wildcard $(HOUSEHOLD_B_AGENT)/*.js) $(HOUSEHOLD_B_AGENT)/node_modules/.package-lock.json
+HOUSEHOLD_B_SRC = $(wildcard $(HOUSEHOLD_B_AGENT)/*.js) $(HOUSEHOLD_AGENT_SRC)
 .PHONY: household-b-data household-b-model household-b-eval household-b-compare
 
 $(HOUSEHOLD_B_DATA)/train/spans.jsonl: $(HOUSEHOLD_B_SRC)
 	$(GO) run ./test/scenarios/household-gen-b -n 300 -seed 1 -out $(HOUSEHOLD_B_DATA)/train
 $(HOUSEHOLD_B_DATA)/heldout/spans.jsonl: $(HOUSEHOLD_B_SRC)
 	$(GO) run ./test/scenarios/household-gen-b -n 200 -seed 2 -out $(HOUSEHOLD_B_DATA)/heldout
-household-b-data: $(HOUSEHOLD_B_DATA)/train/spans.jsonl $(HOUSEHOLD_B_DATA)/heldout/spans.jsonl
+# Agent A's episodes (above) checked and labelled the same way, so that both
+# agents' training and held-out sets come with labels.json.
+$(HOUSEHOLD_DATA)/%/labels.json: $(HOUSEHOLD_DATA)/%/spans.jsonl
+	$(GO) run ./test/scenarios/household-gen-b -record=false -service household-agent-langgraph-openinference -out $(HOUSEHOLD_DATA)/$*
+household-b-data: $(HOUSEHOLD_B_DATA)/train/spans.jsonl $(HOUSEHOLD_B_DATA)/heldout/spans.jsonl $(HOUSEHOLD_DATA)/train/labels.json $(HOUSEHOLD_DATA)/heldout/labels.json
 
-# B's model, learned with the example's abstraction (agent-b/collector.yaml
+# B's model, learned with the example's abstraction (agent/b/collector.yaml
 # differs from collector.yaml only in the service its events: condition names).
 $(HOUSEHOLD_B_DATA)/model.json: $(HOUSEHOLD_B_DATA)/train/spans.jsonl $(HOUSEHOLD_B_CONFIG)
 	$(GO) run ./cmd/agentguard learn --config $(HOUSEHOLD_B_CONFIG) -o $@ $<

@@ -101,7 +101,7 @@ class EndCounter {
  * episode is over; stop flushes, shuts the provider down and resolves to
  * what went wrong.
  */
-export function startTracing({ endpoint, spansFile }) {
+export function startTracing({ endpoint, spansFile, serviceName = SERVICE_NAME }) {
   // LangChain runs callbacks, and so OpenInference ends spans, in the
   // background unless told otherwise: a tool span could then end after the
   // hook's flush, and the collector be asked about a call it has not seen.
@@ -116,7 +116,7 @@ export function startTracing({ endpoint, spansFile }) {
   const file = new OtlpJsonFileExporter(spansFile);
   processors.push(new BatchSpanProcessor(file));
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': SERVICE_NAME }),
+    resource: resourceFromAttributes({ 'service.name': serviceName }),
     spanProcessors: processors,
   });
   new LangChainInstrumentation({ tracerProvider: provider }).manuallyInstrument(CallbackManagerModule);
