@@ -3,10 +3,10 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -50,7 +50,7 @@ func runAbstract(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.folds, "folds", 5, "cross-validation folds, by episode")
 	fs.StringVar(&o.out, "out", "", "write the probguard block to this `file` (default: stdout)")
 	fs.StringVar(&o.modelOut, "model-out", "abstraction-model.json", "write the model learned on every training episode to this `file`")
-	fs.Float64Var(&o.minImprovement, "min-improvement", 0.001, "stop when the best atom lowers the cross-validated Brier score by less than this")
+	fs.Float64Var(&o.minImprovement, "min-improvement", 0.001, "stop when the best atom raises the cross-validated area under the front by less than this")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -118,12 +118,10 @@ type abstraction struct {
 	theta     float64      // suggested: the front's point of at most 10 % false alarms warning the most
 }
 
-// selectionStep is the cross-validated score after each atom was added.
+// selectionStep is the cross-validated scores after each atom was added.
 type selectionStep struct {
-	added     string
-	brier     float64
-	baseRate  float64
-	predicted int
+	added string
+	cvScores
 }
 
 // episodeSet is the training episodes: per episode, its events, and the
@@ -191,7 +189,7 @@ func (a *abstraction) chooseWithSmoothing(eps episodeSet, cands []atom, o abstra
 		if err := a.choose(eps, cands, o); err != nil {
 			return err
 		}
-		if best == nil || a.steps[len(a.steps)-1].brier < best.steps[len(best.steps)-1].brier {
+		if best == nil || a.steps[len(a.steps)-1].auc > best.steps[len(best.steps)-1].auc {
 			best = &choice{sm, a.chosen, a.steps}
 		}
 	}
@@ -255,30 +253,46 @@ func (a *abstraction) guardOf(preds []atom, runs [][]sequence.Event) (*guard.Gua
 		Threshold: 0.5, Report: guard.ReportEvery, Unknown: guard.UnknownAlert})
 }
 
-// cvBrier is the Brier score of P_safe over the held-out folds: at every
-// event before the hazard, P_safe of its state (the training episodes'
-// safe share of such events where the model never saw the state) against
-// whether the episode stayed safe. The predictions are the same for every
-// abstraction, so scores compare; base is the score of predicting the
-// training share at every event.
-func (a *abstraction) cvBrier(eps episodeSet, preds []atom, folds int) (brier, base float64, n int, err error) {
+// cvScores are an abstraction's scores on the held-out folds.
+type cvScores struct {
+	// auc: of every unsafe and safe held-out episode, the chance that the
+	// unsafe one's lowest P_safe before the hazard is below the safe one's
+	// lowest (ties half). A warning comes where P_safe drops below θ, so
+	// this is the area under the front of warned against false alarms that
+	// θ sweeps: what the choice maximises.
+	auc float64
+	// brier: P_safe at every event before the hazard against whether the
+	// episode stayed safe (the training share where the model never saw the
+	// state); base: predicting the training share at every event. The same
+	// predictions for every abstraction, so they compare.
+	brier, base float64
+	predictions int
+}
+
+// crossValidate learns preds' chain on all folds but one and scores the
+// held-out one, for each fold.
+func (a *abstraction) crossValidate(eps episodeSet, preds []atom, folds int) (cvScores, error) {
+	var sc cvScores
 	var sum, sumBase float64
+	var lowest []episodeScore
+	all := eps.runs(preds, func(int) bool { return true })
 	for f := range folds {
 		train := func(e int) bool { return e%folds != f }
 		g, err := a.guardOf(preds, eps.runs(preds, train))
 		if err != nil {
-			return 0, 0, 0, err
+			return sc, err
 		}
 		share := eps.safeShare(a.hazard, train)
-		test := func(e int) bool { return e%folds == f }
-		for e, run := range eps.runs(preds, func(int) bool { return true }) {
-			if !test(e) {
+		for e, run := range all {
+			if train(e) {
 				continue
 			}
-			outcome := 0.0
-			if !eps.unsafe(a.hazard, e) {
-				outcome = 1
+			unsafe := eps.unsafe(a.hazard, e)
+			outcome := 1.0
+			if unsafe {
+				outcome = 0
 			}
+			low := 1.0
 			for _, ev := range run {
 				if ev.Bits&1 != 0 {
 					break // the hazard: nothing left to predict
@@ -287,16 +301,52 @@ func (a *abstraction) cvBrier(eps episodeSet, preds []atom, folds int) (brier, b
 				if i, ok := g.Model().Index(dtmc.State(ev.Bits)); ok && g.Seen(i) {
 					p = g.Safety().PSafe(i)
 				}
+				low = min(low, p)
 				sum += (p - outcome) * (p - outcome)
 				sumBase += (share - outcome) * (share - outcome)
-				n++
+				sc.predictions++
 			}
+			lowest = append(lowest, episodeScore{low, unsafe})
 		}
 	}
-	if n == 0 {
-		return math.NaN(), math.NaN(), 0, nil
+	if sc.predictions == 0 {
+		return sc, errors.New("no event before the hazard in any episode: nothing to predict")
 	}
-	return sum / float64(n), sumBase / float64(n), n, nil
+	sc.brier, sc.base, sc.auc = sum/float64(sc.predictions), sumBase/float64(sc.predictions), auc(lowest)
+	return sc, nil
+}
+
+// episodeScore is an episode's lowest P_safe before the hazard, and
+// whether it went unsafe.
+type episodeScore struct {
+	low    float64
+	unsafe bool
+}
+
+// auc is the chance that an unsafe episode's score is below a safe one's,
+// ties counting half; 0.5 without both kinds.
+func auc(scores []episodeScore) float64 {
+	slices.SortFunc(scores, func(x, y episodeScore) int { return cmp.Compare(x.low, y.low) })
+	var unsafeSeen, pairs, wins float64
+	for i := 0; i < len(scores); {
+		j := i
+		var u, s float64
+		for ; j < len(scores) && scores[j].low == scores[i].low; j++ {
+			if scores[j].unsafe {
+				u++
+			} else {
+				s++
+			}
+		}
+		wins += s * (unsafeSeen + u/2) // safe ones above the unsafe seen before, half of the tied ones
+		unsafeSeen += u
+		pairs += s
+		i = j
+	}
+	if unsafeSeen == 0 || pairs == 0 {
+		return 0.5
+	}
+	return wins / (unsafeSeen * pairs)
 }
 
 // unsafe reports whether episode e reaches the hazard.
@@ -329,36 +379,36 @@ func (eps episodeSet) safeShare(hazard atom, keep func(int) bool) float64 {
 	return float64(safe) / float64(all)
 }
 
-// choose adds atoms greedily while some lower the cross-validated score:
-// the best single atom, or, where none helps alone, the best pair (two
-// facts can tell apart together what neither does: the stove on, and
-// nobody in the kitchen).
+// choose adds atoms greedily while some raise the cross-validated area
+// under the front: the best single atom, or, where none helps alone, the
+// best pair (two facts can tell apart together what neither does: the
+// stove on, and nobody in the kitchen).
 func (a *abstraction) choose(eps episodeSet, cands []atom, o abstractOptions) error {
 	preds := []atom{a.hazard}
-	best, base, n, err := a.cvBrier(eps, preds, o.folds)
+	best, err := a.crossValidate(eps, preds, o.folds)
 	if err != nil {
 		return err
 	}
-	a.steps = append(a.steps, selectionStep{"(the hazard alone)", best, base, n})
+	a.steps = append(a.steps, selectionStep{"(the hazard alone)", best})
 	for size := 1; len(preds)-1+size <= o.maxPredicates && size <= 2; {
-		add, score, k, err := a.bestAddition(eps, preds, cands, size, o.folds)
+		add, sc, err := a.bestAddition(eps, preds, cands, size, o.folds)
 		if err != nil {
 			return err
 		}
-		if add == nil || best-score < o.minImprovement {
+		if add == nil || sc.auc-best.auc < o.minImprovement {
 			size++ // nothing helps alone: try pairs
 			continue
 		}
-		preds, best, size = append(preds, add...), score, 1
-		a.steps = append(a.steps, selectionStep{strings.Join(names(add), " + "), best, base, k})
+		preds, best, size = append(preds, add...), sc, 1
+		a.steps = append(a.steps, selectionStep{strings.Join(names(add), " + "), best})
 	}
 	a.chosen = preds[1:]
 	return nil
 }
 
 // bestAddition is the set of size atoms not yet chosen whose addition
-// scores lowest, with its score; nil when none is below score.
-func (a *abstraction) bestAddition(eps episodeSet, preds, cands []atom, size, folds int) ([]atom, float64, int, error) {
+// scores highest, with its scores; nil when there is none.
+func (a *abstraction) bestAddition(eps episodeSet, preds, cands []atom, size, folds int) ([]atom, cvScores, error) {
 	var free []atom
 	for _, c := range cands {
 		if !slices.ContainsFunc(preds, func(p atom) bool { return p.name == c.name }) {
@@ -366,28 +416,28 @@ func (a *abstraction) bestAddition(eps episodeSet, preds, cands []atom, size, fo
 		}
 	}
 	var pick []atom
-	pickScore, pickN := math.Inf(1), 0
+	var pickScores cvScores
 	try := func(add ...atom) error {
-		s, _, k, err := a.cvBrier(eps, append(slices.Clone(preds), add...), folds)
-		if err == nil && s < pickScore {
-			pick, pickScore, pickN = slices.Clone(add), s, k
+		sc, err := a.crossValidate(eps, append(slices.Clone(preds), add...), folds)
+		if err == nil && (pick == nil || sc.auc > pickScores.auc) {
+			pick, pickScores = slices.Clone(add), sc
 		}
 		return err
 	}
 	for i := range free {
 		if size == 1 {
 			if err := try(free[i]); err != nil {
-				return nil, 0, 0, err
+				return nil, cvScores{}, err
 			}
 			continue
 		}
 		for j := i + 1; j < len(free); j++ {
 			if err := try(free[i], free[j]); err != nil {
-				return nil, 0, 0, err
+				return nil, cvScores{}, err
 			}
 		}
 	}
-	return pick, pickScore, pickN, nil
+	return pick, pickScores, nil
 }
 
 // rulePoint is a rule "warn where this atom holds": its warned unsafe
@@ -511,10 +561,11 @@ func (a *abstraction) eventsCondition() string {
 func (a *abstraction) writeReport(w io.Writer, took time.Duration) {
 	fmt.Fprintf(w, "agentguard abstract: %d episodes (%d unsafe), %d events, %d candidate predicates, %v\n",
 		a.episodes, a.unsafe, a.events, a.atoms, took.Round(time.Millisecond))
-	fmt.Fprintf(w, "selection (%d-fold cross-validated Brier score of P_safe at every event before the hazard, smoothing %s; predicting the base rate: %.4f):\n",
-		a.folds, smoothingText(a.smoothing), a.steps[0].baseRate)
+	fmt.Fprintf(w, "selection, %d-fold cross-validated, smoothing %s: the area under the front of warned against false alarms,\n"+
+		"and the Brier score of P_safe at every event before the hazard (predicting the base rate: %.4f):\n",
+		a.folds, smoothingText(a.smoothing), a.steps[0].base)
 	for _, s := range a.steps {
-		fmt.Fprintf(w, "  + %-46s %.4f over %d predictions\n", s.added, s.brier, s.predicted)
+		fmt.Fprintf(w, "  + %-46s area %.4f  Brier %.4f over %d predictions\n", s.added, s.auc, s.brier, s.predictions)
 	}
 	fmt.Fprintf(w, "held in, the chain of the chosen predicates (Pareto front: unsafe episodes warned before the hazard, false alarms on safe ones):\n")
 	safe := a.episodes - a.unsafe

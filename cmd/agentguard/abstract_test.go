@@ -17,9 +17,10 @@ var householdEpisodes = []string{
 }
 
 // On the household agent's 40 recorded episodes, abstract chooses
-// predicates over the house state the tools return, whose cross-validated
-// Brier score beats predicting the base rate, and writes a probguard block
-// and model that risk and evaluate load as they are.
+// predicates over the house state the tools return that raise the
+// cross-validated area under the front well above the hazard's alone, with
+// a Brier score that beats predicting the base rate, and writes a
+// probguard block and model that risk and evaluate load as they are.
 func TestAbstractHousehold(t *testing.T) {
 	dir := t.TempDir()
 	block, model := filepath.Join(dir, "abstraction.yaml"), filepath.Join(dir, "model.json")
@@ -36,6 +37,10 @@ func TestAbstractHousehold(t *testing.T) {
 	base, final := atof(t, m[1]), atof(t, m[2])
 	if final >= base {
 		t.Errorf("the chosen abstraction scores %.4f, no better than the base rate's %.4f:\n%s", final, base, report)
+	}
+	areas := regexp.MustCompile(`area (0\.\d+)`).FindAllStringSubmatch(report, -1)
+	if len(areas) < 2 || atof(t, areas[len(areas)-1][1]) < atof(t, areas[0][1])+0.2 {
+		t.Errorf("the area under the front did not rise well above the hazard's alone:\n%s", report)
 	}
 	for _, cmd := range [][]string{
 		{"risk", "--config", block, "--samples", "0"},
