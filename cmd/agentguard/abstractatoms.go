@@ -162,11 +162,13 @@ func numberOf(v pcommon.Value) (float64, bool) {
 	return 0, false
 }
 
-// thresholds are up to maxThresholds distinct values at evenly spaced
-// quantiles of the numbers, the smallest left out (≥ it always holds).
+// thresholds are up to maxThresholds of the distinct values, evenly
+// spaced among them, the smallest left out (≥ it always holds). Spaced
+// among the distinct values rather than at the observations' quantiles: a
+// field that is 0 at most events (minutes away with the stove on) still
+// gets thresholds across the values it takes when it matters.
 func thresholds(numbers []float64) []float64 {
-	sorted := slices.Sorted(slices.Values(numbers))
-	distinct := slices.Compact(slices.Clone(sorted))
+	distinct := slices.Compact(slices.Sorted(slices.Values(numbers)))
 	if len(distinct) <= 1 {
 		return nil
 	}
@@ -175,8 +177,8 @@ func thresholds(numbers []float64) []float64 {
 	}
 	var out []float64
 	for k := 1; k <= maxThresholds; k++ {
-		t := sorted[k*(len(sorted)-1)/(maxThresholds+1)]
-		if t > distinct[0] && !slices.Contains(out, t) {
+		t := distinct[k*(len(distinct)-1)/maxThresholds]
+		if !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}
