@@ -57,14 +57,14 @@ func (b Bounds) interval() time.Duration {
 type LatePolicy int
 
 const (
-	// LatePass ends a trace that is a group of its own as soon as it is
+	// LateResume ends a trace that is a group of its own as soon as it is
 	// released, so that its end-of-sequence verdicts go on its spans at
-	// once, and keeps it for GroupTimeout: its late spans take it up again
-	// where it ended, and the verdicts of its next end are marked out_of_order
+	// once, and keeps it for GroupTimeout: its late spans resume it where
+	// it ended, and the verdicts of its next end are marked out_of_order
 	// (they may repeat or contradict the first end's). Late spans of a trace
 	// in a group of an attribute continue that group, which stays open until
 	// group_timeout, as with LateContinue.
-	LatePass LatePolicy = iota
+	LateResume LatePolicy = iota
 	// LateContinue judges late spans as the continuation of their trace's
 	// group, which stays open until group_timeout.
 	LateContinue

@@ -104,7 +104,7 @@ func BenchmarkRecentEvictAtBound(b *testing.B) {
 // batch of a trace after its first: refused.
 func TestOnArrivalNeedsLateContinue(t *testing.T) {
 	_, err := New(Config{Bounds: Bounds{Wait: time.Second, GroupTimeout: time.Second, MaxTraces: 10, MaxSpansPerTrace: 10},
-		GroupBy: "trace_id", OnArrival: true, Late: LatePass}, componenttest.NewNopTelemetrySettings(), consumertest.NewNop(), nopMetrics(),
+		GroupBy: "trace_id", OnArrival: true, Late: LateResume}, componenttest.NewNopTelemetrySettings(), consumertest.NewNop(), nopMetrics(),
 		func() (*events.Source, error) { return nil, nil }, newRecorder())
 	if err == nil || !strings.Contains(err.Error(), "LateContinue") {
 		t.Errorf("New: %v", err)

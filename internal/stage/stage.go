@@ -492,7 +492,7 @@ func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces
 
 // lateChunk is the index in chunks of the chunk for a late trace's spans,
 // added now. A trace that was a group of its own and ended at its release
-// (LatePass) is taken up again where it ended (worker.resume).
+// (LateResume) is taken up again where it ended (worker.resume).
 func (s *Stage[G]) lateChunk(sh *shard, id pcommon.TraceID, chunks *[]lateChunk) int {
 	if s.cfg.OnArrival {
 		sh.buf.Refresh(id)

@@ -187,7 +187,7 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 		g := &group[G]{state: w.s.eval.Open(key), latch: w.src.NewLatch(), own: own}
 		if reason, ok := w.forgotten.take(key); ok {
 			w.mark(ctx, g, HistoryPartial, reason, key)
-		} else if own && traceStart == 0 && w.s.cfg.Late == LatePass {
+		} else if own && traceStart == 0 && w.s.cfg.Late == LateResume {
 			// Late spans of a trace ended at its release and no longer kept.
 			w.mark(ctx, g, HistoryPartial, markRetention, key)
 		} else if movedUnknown {
@@ -235,7 +235,7 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 	if tel := w.s.tel.EvaluationTime; tel != nil {
 		tel.Record(ctx, time.Since(start).Seconds())
 	}
-	if own && w.s.cfg.Late == LatePass {
+	if own && w.s.cfg.Late == LateResume {
 		w.end(ctx, b, key, endComplete, now)
 	}
 }

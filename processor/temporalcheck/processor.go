@@ -88,7 +88,7 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 	if noRetention {
 		scfg.Retention = 0
 	}
-	scfg.Late, scfg.Scope, scfg.ID = stage.LatePass, metadata.ScopeName, id
+	scfg.Late, scfg.Scope, scfg.ID = stage.LateResume, metadata.ScopeName, id
 	if cfg.RiskEndpoint != nil {
 		scfg.RememberJudged = stage.JudgedForQuestions
 	}
