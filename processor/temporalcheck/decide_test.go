@@ -308,3 +308,39 @@ func TestDecisionDeniesARepeat(t *testing.T) {
 		t.Errorf("say_hello: %+v", d)
 	}
 }
+
+// A flow answers decisions too: once read_file returned a key, the email
+// that would carry it is denied, one that does not is allowed.
+func TestDecisionDeniesALeak(t *testing.T) {
+	const key = "sk-EXAMPLEi1rLkgObmLmCqT3BlbkFJ6pxKDUzhmPl4Pzo08pfd"
+	ext, url := riskendpointtest.Start(t)
+	id := component.MustNewID("riskendpoint")
+	p, _ := createProcessor(t, "conversation", func(c *Config) {
+		c.RiskEndpoint = &id
+		c.WarmUp = new(time.Duration)
+		c.Predicates = append(c.Predicates, predicate.Named{Name: "leak",
+			Predicate: predicate.Predicate{Flows: &predicate.Flow{From: "read_file.result", To: "send_*.args", Detect: "api_key", MinLength: 8}}})
+		c.Assertions = append(c.Assertions, assertion.Config{Name: "no_leak", Never: "leak", Enforce: "deny"})
+	})
+	clock := &fakeClock{t: fixtures.StoveEpoch.Add(time.Hour)}
+	p.UseClock(clock.now)
+	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	td := fixtures.StoveTrace(0, "c1", fixtures.ToolCall{Tool: "read_file"})
+	read := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
+	read.Attributes().PutStr("gcp.vertex.agent.tool_response", `{"content":"OPENAI_API_KEY=`+key+`"}`)
+	feed(t, p, td)
+	clock.t = clock.t.Add(time.Minute)
+	p.Tick(clock.t)
+
+	d := ask(t, url, "c1", `{"action": {"tool": "send_email", "arguments": {"to": "a@example.com", "body": "the key is `+key+`"}}}`)
+	if d.Decision != riskendpoint.Deny || len(d.Reasons) != 1 || d.Reasons[0].Assertion != "no_leak" ||
+		strings.Contains(d.Reasons[0].Explanation, key) {
+		t.Errorf("an email carrying the key read: %+v", d)
+	}
+	if d := ask(t, url, "c1", `{"action": {"tool": "send_email", "arguments": {"body": "all is well"}}}`); d.Decision != riskendpoint.Allow {
+		t.Errorf("an email without it: %+v", d)
+	}
+}
