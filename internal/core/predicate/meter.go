@@ -462,13 +462,58 @@ func (ev *evaluation) readCallKey(op *meterOp) meterRead {
 	if !found {
 		return meterRead{} // a call without a result is no progress either way
 	}
-	text := string(canonical(v))
 	if op.kind == noProgressMeter {
-		r.hash = fnv(text)
+		r.hash = hashValue(fnv(""), v)
 	} else {
-		r.hash = fnvMore(r.hash, text)
+		r.hash = hashValue(r.hash, v)
 	}
 	return r
+}
+
+// hashValue folds v into h as canonical JSON compares values (what
+// captures compare): a map by its entries whatever their order, a number
+// by its value (an integral double as the integer), without building the
+// text: a call's key costs no allocation.
+func hashValue(h uint64, v pcommon.Value) uint64 {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return fnvMore(mix(h, 's'), v.Str())
+	case pcommon.ValueTypeInt:
+		return mix(mix(h, 'i'), uint64(v.Int()))
+	case pcommon.ValueTypeDouble:
+		if f := v.Double(); f == math.Trunc(f) && math.Abs(f) < 1e15 {
+			return mix(mix(h, 'i'), uint64(int64(f)))
+		}
+		return mix(mix(h, 'f'), math.Float64bits(v.Double()))
+	case pcommon.ValueTypeBool:
+		if v.Bool() {
+			return mix(h, 't')
+		}
+		return mix(h, 'F')
+	case pcommon.ValueTypeMap:
+		var sum uint64 // entries added: the same for any order
+		for k, x := range v.Map().All() {
+			sum += hashValue(fnv(k), x)
+		}
+		return mix(mix(h, 'm'), sum)
+	case pcommon.ValueTypeSlice:
+		h = mix(h, 'a')
+		for _, x := range v.Slice().All() {
+			h = hashValue(mix(h, ','), x)
+		}
+		return mix(h, ']')
+	}
+	return mix(h, 'n') // null, or bytes (not JSON)
+}
+
+// mix folds eight bytes of x into an FNV-1a hash.
+func mix(h, x uint64) uint64 {
+	for range 8 {
+		h ^= x & 0xff
+		h *= 1099511628211
+		x >>= 8
+	}
+	return h
 }
 
 // tokens reads a token count in the first convention the span carries.

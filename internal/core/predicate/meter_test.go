@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -69,5 +70,47 @@ func TestQuantityWatch(t *testing.T) {
 	}
 	if NewQuantityWatch(map[string]Literal{"calls": lits["calls"]}) != nil {
 		t.Error("a count of tool calls reads no attribute, yet it is watched")
+	}
+}
+
+// A call key is equal where canonical JSON is: key order and 3 against
+// 3.0 do not matter; a string "1" is not the number 1, and order inside a
+// list does matter.
+func TestHashValueIsCanonical(t *testing.T) {
+	value := func(raw any) pcommon.Value {
+		v := pcommon.NewValueEmpty()
+		if err := v.FromRaw(raw); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	same := [][2]any{
+		{map[string]any{"a": 1, "b": 2.0}, map[string]any{"b": 2, "a": 1.0}},
+		{map[string]any{"x": []any{1, map[string]any{"c": true, "d": nil}}}, map[string]any{"x": []any{1.0, map[string]any{"d": nil, "c": true}}}},
+	}
+	differ := [][2]any{
+		{map[string]any{"a": "1"}, map[string]any{"a": 1}},
+		{[]any{1, 2}, []any{2, 1}},
+		{map[string]any{"a": 1, "b": 2}, map[string]any{"a": 2, "b": 1}},
+		{1.5, 1},
+		{true, false},
+		{"", nil},
+	}
+	for _, c := range same {
+		if hashValue(0, value(c[0])) != hashValue(0, value(c[1])) {
+			t.Errorf("%v and %v hash apart", c[0], c[1])
+		}
+		if string(canonical(value(c[0]))) != string(canonical(value(c[1]))) {
+			t.Errorf("%v and %v: canonical JSON differs, the test is wrong", c[0], c[1])
+		}
+	}
+	for _, c := range differ {
+		if hashValue(0, value(c[0])) == hashValue(0, value(c[1])) {
+			t.Errorf("%v and %v hash alike", c[0], c[1])
+		}
+	}
+	call := value(map[string]any{"city": "Paris", "days": 3, "tags": []any{"a", 1.5}})
+	if n := testing.AllocsPerRun(100, func() { hashValue(0, call) }); n != 0 {
+		t.Errorf("%.0f allocations to hash a call's arguments, want none", n)
 	}
 }
