@@ -27,7 +27,7 @@ import (
 // asker is the conversation configuration (greeted: every transfer to the
 // greeting agent is followed by a hello) answering decisions, started on a
 // clock the test moves.
-func asker(t testing.TB, enforce string) (*temporalProcessor, *fakeClock, string) {
+func asker(t testing.TB, enforce string) (*temporalProcessor, *lockedClock, string) {
 	t.Helper()
 	ext, url := riskendpointtest.Start(t)
 	id := component.MustNewID("riskendpoint")
@@ -36,7 +36,7 @@ func asker(t testing.TB, enforce string) (*temporalProcessor, *fakeClock, string
 		c.Assertions[0].Enforce = enforce
 		c.WarmUp = new(time.Duration)
 	})
-	clock := &fakeClock{t: fixtures.StoveEpoch.Add(time.Hour)}
+	clock := &lockedClock{t: fixtures.StoveEpoch.Add(time.Hour)}
 	p.UseClock(clock.now)
 	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
 		t.Fatal(err)
@@ -68,8 +68,7 @@ func ask(t *testing.T, url, group, body string) riskendpoint.DecisionResponse {
 func TestDecisionDeniesWhatWouldViolate(t *testing.T) {
 	p, clock, url := asker(t, "deny")
 	feed(t, p, fixtures.StoveTrace(0, "c1", fixtures.ToolCall{Tool: "transfer_to_greeting_agent"}))
-	clock.t = clock.t.Add(time.Minute)
-	p.Tick(clock.t)
+	p.Tick(clock.add(time.Minute))
 
 	d := ask(t, url, "c1", `{"action": {"tool": "get_weather", "arguments": {"city": "Paris"}}}`)
 	if d.Decision != riskendpoint.Deny || len(d.Reasons) != 1 || d.Reasons[0].Assertion != "greeted" || d.Event != 2 ||
@@ -91,8 +90,7 @@ func TestDecisionEnforce(t *testing.T) {
 	for enforce, want := range map[string]string{"": riskendpoint.Warn, "warn": riskendpoint.Warn, "off": riskendpoint.Allow} {
 		p, clock, url := asker(t, enforce)
 		feed(t, p, fixtures.StoveTrace(0, "c1", fixtures.ToolCall{Tool: "transfer_to_greeting_agent"}))
-		clock.t = clock.t.Add(time.Minute)
-		p.Tick(clock.t)
+		p.Tick(clock.add(time.Minute))
 		if d := ask(t, url, "c1", `{"action": {"tool": "get_weather"}}`); d.Decision != want {
 			t.Errorf("enforce %q: %+v, want %s", enforce, d, want)
 		}
@@ -107,7 +105,9 @@ func TestQuestionsChangeNoVerdict(t *testing.T) {
 		{{Tool: "get_weather"}}, {{Tool: "transfer_to_greeting_agent"}, {Tool: "say_hello"}},
 	}
 	run := func(questions int) []string {
-		p, sink, clock := newClockedProcessor(t, "conversation", nil)
+		p, sink, _ := newClockedProcessor(t, "conversation", nil)
+		clock := &lockedClock{t: time.Unix(1_800_000_000, 0)} // the stage's ticker reads it while the test moves it
+		p.UseClock(clock.now)
 		if questions > 0 {
 			id := component.MustNewID("riskendpoint")
 			p.c.cfg.RiskEndpoint = &id
@@ -118,8 +118,7 @@ func TestQuestionsChangeNoVerdict(t *testing.T) {
 		}
 		for i, calls := range turns {
 			feed(t, p, fixtures.StoveTrace(i, "c1", calls...))
-			clock.t = clock.t.Add(time.Minute)
-			p.Tick(clock.t)
+			p.Tick(clock.add(time.Minute))
 			for range questions {
 				if _, err := p.Decide(context.Background(), riskendpoint.Question{Group: "c1", Action: fixtures.StoveTrace(99, "c1", fixtures.ToolCall{Tool: "say_goodbye"})}); err != nil {
 					t.Fatal(err)
@@ -178,12 +177,12 @@ func TestQuestionsAtTheEdges(t *testing.T) {
 	ext, url := riskendpointtest.Start(t)
 	id := component.MustNewID("riskendpoint")
 	host := hostWith{riskendpointtest.Host{id: ext}, store.Host(storageID)}
-	start := func() (*temporalProcessor, *fakeClock) {
+	start := func() (*temporalProcessor, *lockedClock) {
 		p, _ := createProcessor(t, "conversation", func(c *Config) {
 			c.RiskEndpoint, c.Storage = &id, &storageID
 			c.Assertions[0].Enforce = "deny"
 		})
-		clock := &fakeClock{t: fixtures.StoveEpoch.Add(time.Hour)}
+		clock := &lockedClock{t: fixtures.StoveEpoch.Add(time.Hour)}
 		p.UseClock(clock.now)
 		if err := p.Start(context.Background(), host); err != nil {
 			t.Fatal(err)
@@ -193,8 +192,7 @@ func TestQuestionsAtTheEdges(t *testing.T) {
 	const deniedAfterTransfer = `{"action": {"tool": "get_weather"}}`
 	p, clock := start()
 	feed(t, p, fixtures.StoveTrace(0, "edge", fixtures.ToolCall{Tool: "transfer_to_greeting_agent"}))
-	clock.t = clock.t.Add(time.Minute)
-	p.Tick(clock.t)
+	p.Tick(clock.add(time.Minute))
 
 	// While the collector shuts down (its checkpoint written), questions
 	// keep coming: each gets a decision (the last ones stale or not held),
@@ -241,8 +239,7 @@ func TestQuestionsAtTheEdges(t *testing.T) {
 			}
 		}
 	}()
-	clock.t = clock.t.Add(time.Hour)
-	p.Tick(clock.t)
+	p.Tick(clock.add(time.Hour))
 	<-done
 	if d := ask(t, url, "edge", deniedAfterTransfer); d.Group != nil || d.Decision != riskendpoint.Allow {
 		t.Errorf("after the group ended: %+v, want not held (allow)", d)
@@ -287,15 +284,14 @@ func TestDecisionDeniesARepeat(t *testing.T) {
 			Predicate: predicate.Predicate{Repeats: &predicate.Repeats{Key: []string{"tool"}, N: 2, Within: 5}}})
 		c.Assertions = append(c.Assertions, assertion.Config{Name: "no_repeat", Never: "again", Enforce: "deny"})
 	})
-	clock := &fakeClock{t: fixtures.StoveEpoch.Add(time.Hour)}
+	clock := &lockedClock{t: fixtures.StoveEpoch.Add(time.Hour)}
 	p.UseClock(clock.now)
 	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
 	feed(t, p, fixtures.StoveTrace(0, "c1", fixtures.ToolCall{Tool: "get_weather"}))
-	clock.t = clock.t.Add(time.Minute)
-	p.Tick(clock.t)
+	p.Tick(clock.add(time.Minute))
 
 	for range 2 {
 		d := ask(t, url, "c1", `{"action": {"tool": "get_weather"}}`)
@@ -322,7 +318,7 @@ func TestDecisionDeniesALeak(t *testing.T) {
 			Predicate: predicate.Predicate{Flows: &predicate.Flow{From: "read_file.result", To: "send_*.args", Detect: "api_key", MinLength: 8}}})
 		c.Assertions = append(c.Assertions, assertion.Config{Name: "no_leak", Never: "leak", Enforce: "deny"})
 	})
-	clock := &fakeClock{t: fixtures.StoveEpoch.Add(time.Hour)}
+	clock := &lockedClock{t: fixtures.StoveEpoch.Add(time.Hour)}
 	p.UseClock(clock.now)
 	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
 		t.Fatal(err)
@@ -332,8 +328,7 @@ func TestDecisionDeniesALeak(t *testing.T) {
 	read := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
 	read.Attributes().PutStr("gcp.vertex.agent.tool_response", `{"content":"OPENAI_API_KEY=`+key+`"}`)
 	feed(t, p, td)
-	clock.t = clock.t.Add(time.Minute)
-	p.Tick(clock.t)
+	p.Tick(clock.add(time.Minute))
 
 	d := ask(t, url, "c1", `{"action": {"tool": "send_email", "arguments": {"to": "a@example.com", "body": "the key is `+key+`"}}}`)
 	if d.Decision != riskendpoint.Deny || len(d.Reasons) != 1 || d.Reasons[0].Assertion != "no_leak" ||
