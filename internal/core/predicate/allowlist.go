@@ -5,6 +5,8 @@ package predicate
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -22,7 +24,7 @@ func decodeAllowlist(raw any) (*Allowlist, error) {
 		return nil, fmt.Errorf("allowlist: want a map {tools: [NAME, 'GLOB*', ...]}, got %T", raw)
 	}
 	var a Allowlist
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k != "tools" {
 			return nil, fmt.Errorf("allowlist: unknown key %q: the valid key is tools", k)
 		}

@@ -4,8 +4,10 @@ package predicate
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,7 +45,7 @@ func decodeEvaluation(raw any) (*Evaluation, error) {
 		return nil, fmt.Errorf("evaluation: want a map {name: NAME, label: LABEL, score: {lt: N}}, got %T", raw)
 	}
 	var e Evaluation
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		var err error
 		switch k {
 		case "name":
@@ -68,7 +70,7 @@ func decodeScore(raw any) (*ScoreRange, error) {
 		return nil, fmt.Errorf("evaluation: score: want bounds such as {lt: 0.5} (%s), got %v", strings.Join(scoreKeys, ", "), raw)
 	}
 	var r ScoreRange
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		f, ok := toFloat(m[k])
 		if !ok {
 			return nil, fmt.Errorf("evaluation: score: %s: want a number, got %v (%T)", k, m[k], m[k])

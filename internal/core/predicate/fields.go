@@ -277,21 +277,10 @@ func (f *FieldMatch) matchStatic(v pcommon.Value) bool {
 	return true
 }
 
-// compare reads a number (a string holding one counts, as JSON text from
-// some instrumentations does) and compares it with the bound.
+// compare reads a number (numberValue) and compares it with the bound.
 func (f *FieldMatch) compare(v pcommon.Value) bool {
-	var x float64
-	switch v.Type() {
-	case pcommon.ValueTypeInt:
-		x = float64(v.Int())
-	case pcommon.ValueTypeDouble:
-		x = v.Double()
-	case pcommon.ValueTypeStr:
-		var err error
-		if x, err = strconv.ParseFloat(strings.TrimSpace(v.Str()), 64); err != nil {
-			return false
-		}
-	default:
+	x, ok := numberValue(v)
+	if !ok {
 		return false
 	}
 	switch f.Op {

@@ -5,6 +5,7 @@ package predicate
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,7 +40,7 @@ func decodeFlow(raw any) (*Flow, error) {
 		return nil, fmt.Errorf("flows: want a map {from: TOOL.result, to: TOOL.args, detect: any}, got %T", raw)
 	}
 	f := Flow{MinLength: DefaultFlowMinLength}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		var err error
 		switch k {
 		case "from":

@@ -5,6 +5,7 @@ package predicate
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -122,7 +123,7 @@ func decodeBudget(raw any) (*Budget, error) {
 		return nil, fmt.Errorf("budget: want a map {sum|count|max_of: QUANTITY, max: NUMBER, per: tool|agent}, got %T", raw)
 	}
 	var b Budget
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		var err error
 		switch k {
 		case "sum":
@@ -158,7 +159,7 @@ func decodeRepeats(raw any) (*Repeats, error) {
 		return nil, fmt.Errorf("repeats: want a map {key: [tool, args], n: N, within: W}, got %T", raw)
 	}
 	r := Repeats{Key: []string{"tool", "args"}}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		var err error
 		switch k {
 		case "key":
@@ -184,7 +185,7 @@ func decodeNoProgress(raw any) (*NoProgress, error) {
 		return nil, fmt.Errorf("no_progress: want a map {k: K}, got %T", raw)
 	}
 	var np NoProgress
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k != "k" {
 			return nil, fmt.Errorf("no_progress: unknown key %q: the valid key is k", k)
 		}
@@ -194,15 +195,6 @@ func decodeNoProgress(raw any) (*NoProgress, error) {
 		}
 	}
 	return &np, nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func toFloat(v any) (float64, bool) {
@@ -535,13 +527,18 @@ func tokens(attrs pcommon.Map, quantity string) (float64, bool) {
 	return 0, false
 }
 
-// numberAttribute reads a numeric span attribute (a string holding a number
-// counts: some instrumentations write numbers as text).
+// numberAttribute reads a numeric span attribute.
 func numberAttribute(attrs pcommon.Map, key string) (float64, bool) {
 	v, ok := attrs.Get(key)
 	if !ok {
 		return 0, false
 	}
+	return numberValue(v)
+}
+
+// numberValue reads a number, or a string holding one (some
+// instrumentations write numbers as text); NaN is none.
+func numberValue(v pcommon.Value) (float64, bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeInt:
 		return float64(v.Int()), true
@@ -632,7 +629,7 @@ func budgetKeys(quantity string) []string {
 // (Config.Literals); nil when there are none.
 func NewQuantityWatch(literals map[string]Literal) *QuantityWatch {
 	w := &QuantityWatch{keys: map[string]struct{}{}}
-	for _, name := range sortedNames(literals) {
+	for _, name := range slices.Sorted(maps.Keys(literals)) {
 		if q := literals[name].Quantity; q != "" {
 			if keys := budgetKeys(q); keys != nil {
 				w.watched = append(w.watched, watchedQuantity{predicate: name, quantity: q, keys: keys})
@@ -683,7 +680,7 @@ func (w *QuantityWatch) Suspects() []QuantitySuspect {
 	if w == nil {
 		return nil
 	}
-	seen := sortedNames(w.keys)
+	seen := slices.Sorted(maps.Keys(w.keys))
 	var out []QuantitySuspect
 	for _, q := range w.watched {
 		if !q.seen {

@@ -4,6 +4,7 @@ package predicate
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -175,7 +176,7 @@ func (ms *meterStates) clone() *meterStates {
 func (ms *meterStates) appendTo(b []byte) []byte {
 	b = checkpoint.AppendUvarint(b, uint64(len(ms.states)))
 	for _, s := range ms.states {
-		names := sortedNames(s.totals)
+		names := slices.Sorted(maps.Keys(s.totals))
 		b = checkpoint.AppendUvarint(b, uint64(len(names)))
 		for _, k := range names {
 			b = checkpoint.AppendString(b, k)
@@ -185,7 +186,7 @@ func (ms *meterStates) appendTo(b []byte) []byte {
 		for _, h := range s.window {
 			b = checkpoint.AppendUvarint(b, h)
 		}
-		tools := sortedNames(s.streaks)
+		tools := slices.Sorted(maps.Keys(s.streaks))
 		b = checkpoint.AppendUvarint(b, uint64(len(tools)))
 		for _, k := range tools {
 			b = checkpoint.AppendString(b, k)
@@ -204,15 +205,6 @@ func (ms *meterStates) appendTo(b []byte) []byte {
 		}
 	}
 	return b
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // restore reads what appendTo wrote, for ops; a state of another

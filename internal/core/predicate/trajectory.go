@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -57,7 +58,7 @@ func decodeTrajectory(raw any) (*Trajectory, error) {
 		return nil, fmt.Errorf("trajectory: want a map {reference: FILE, mode: strict, args: exact}, got %T", raw)
 	}
 	t := Trajectory{Mode: ModeStrict, Args: ArgsExact, At: AtDeviation}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		var err error
 		switch k {
 		case "reference":
@@ -85,7 +86,7 @@ func decodeTrajectoryArgs(raw any) (string, []string, error) {
 		return v, nil, nil
 	case map[string]any:
 		var fields []string
-		for _, k := range sortedKeys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			switch v[k] {
 			case ArgsExact:
 				fields = append(fields, k)
@@ -178,7 +179,7 @@ func (s *Set) loadTrajectory(t *Trajectory) (*trajectoryPlan, error) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err == nil && top["resourceSpans"] == nil {
-		err = fmt.Errorf("a JSON object without resourceSpans (its keys: %q)", sortedNames(top))
+		err = fmt.Errorf("a JSON object without resourceSpans (its keys: %q)", slices.Sorted(maps.Keys(top)))
 		return nil, fmt.Errorf("trajectory: reference %s is not OTLP/JSON traces (an ExportTraceServiceRequest, as the file exporter and agentguard's recorders write): %w", t.Reference, err)
 	}
 	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
