@@ -5,8 +5,11 @@
 // (otelcol-agentguard, or the router of examples/scaleout) started as a
 // process on loopback with free ports, its log in a file, ready when it says
 // so and its exit reported at once in its own words; the data sent to it
-// (PostTraces); and backends that keep what it exported (LogSink for the
-// verdict log records, TraceSink for spans), to be checked afterwards.
+// (PostTraces, or PostTracesRetrying and SendAllTraces, which retry as an
+// exporter does); what it cost the machine, from /proc (ProcessCPU,
+// ProcessRSS, and LoadAvg to state the load beside them); and backends that
+// keep what it exported (LogSink for the verdict log records, TraceSink for
+// spans), to be checked afterwards.
 package harness
 
 import (

@@ -60,7 +60,7 @@ func main() {
 		}
 	}
 	started := time.Now()
-	fmt.Printf("meters-live: load %s\n", loadavg())
+	fmt.Printf("meters-live: load %s\n", harness.LoadAvg())
 	if err := o.prepare(); err != nil {
 		fmt.Fprintln(os.Stderr, "meters-live:", err)
 		os.Exit(2)
@@ -82,7 +82,7 @@ func main() {
 	}
 	ok := report(os.Stdout, results)
 	fmt.Printf("meters-live: %d frameworks × %d kinds × %d conversations in %s; load %s\n",
-		len(fws), len(meterKinds), o.n, time.Since(started).Round(time.Second), loadavg())
+		len(fws), len(meterKinds), o.n, time.Since(started).Round(time.Second), harness.LoadAvg())
 	if !ok {
 		os.Exit(1)
 	}
@@ -123,17 +123,4 @@ func (o *options) prepare() error {
 		return fmt.Errorf("go build ./cmd/agentguard: %w", err)
 	}
 	return nil
-}
-
-// loadavg is the first three fields of /proc/loadavg, or "?".
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
