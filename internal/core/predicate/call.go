@@ -316,7 +316,7 @@ func (c *Captured) Apply(i int, d texpr.Dict) (bool, texpr.Dict) {
 // the span has none. For tools that study what calls carry (agentguard
 // abstract), not for the hot path.
 func (s *Set) Call(span ptrace.Span, result bool) (pcommon.Value, bool) {
-	ev := evaluation{set: s, span: span}
+	ev := s.newEvaluation(ptrace.ResourceSpans{}, ptrace.ScopeSpans{}, span)
 	defer ev.close()
 	ev.facts.gather(span, false)
 	return ev.call(result)

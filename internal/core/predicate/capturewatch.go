@@ -82,7 +82,7 @@ func (w *CaptureWatch) Note(span ptrace.Span) {
 	if w == nil {
 		return
 	}
-	ev := evaluation{set: w.reader, span: span}
+	ev := w.reader.newEvaluation(ptrace.ResourceSpans{}, ptrace.ScopeSpans{}, span)
 	ev.facts.gather(span, false)
 	tool, ok := ev.facts.toolOf()
 	if !ok {

@@ -63,6 +63,7 @@ type Set struct {
 	control  bool // some condition is an agent predicate's: it makes events
 	ottl     bool // some condition runs OTTL: make a TransformContext
 	memo     *jsonMemo
+	compiled *compiledReads // the compiled conditions' reads (ottlcompile.go); nil when none
 	// capture predicates: their specs by bit (nil when there are none)
 	captureSpecs []*fieldSpec
 }
@@ -72,6 +73,9 @@ type condition struct {
 	bit    uint
 	cond   *ottl.Condition[*ottlspan.TransformContext]
 	native *native // when set, runs instead of cond (same meaning, faster)
+	// compiled, when set, runs before cond, which runs only where it
+	// declines (ottlcompile.go)
+	compiled *cnode
 	// evaluation, when set, is the condition: an evaluation predicate's
 	// (span events, which OTTL's span context does not read)
 	evaluation *evaluationMatch
@@ -123,6 +127,9 @@ func compile(cfg Config, set Settings, native bool) (*Set, error) {
 	if len(b.errs) > 0 {
 		return nil, errors.Join(b.errs...)
 	}
+	if b.plan.slots > 0 {
+		s.compiled = newCompiledReads(b.plan)
+	}
 	s.stateful = len(s.plan.ops) > 0 || len(s.plan.meters) > 0
 	s.facts = len(s.plan.meters) > 0
 	for _, c := range append(s.conds, s.events) {
@@ -147,7 +154,8 @@ type builder struct {
 	set    *Set
 	parser *ottl.Parser[*ottlspan.TransformContext]
 	next   uint // the next free bit above the predicates' own
-	native bool // run shorthands natively
+	native bool // run shorthands natively, and compile the OTTL it can
+	plan   readPlan
 	errs   []error
 }
 
@@ -199,6 +207,9 @@ func (b *builder) parse(owner string, p *Predicate, bit uint) (condition, error)
 	cond := condition{owner: owner, bit: bit, cond: c, control: p.Agent != "", fields: newFieldSpec(p)}
 	if b.native {
 		cond.native = nativeFor(p)
+		if cond.native == nil && cond.fields == nil {
+			cond.compiled = compileOTTL(p.OTTL(), &b.plan)
+		}
 	}
 	return cond, nil
 }
@@ -288,7 +299,7 @@ func (s *Set) EvalCaptured(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span p
 }
 
 func (s *Set) read(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span, all bool) Reading {
-	ev := evaluation{set: s, rs: rs, ss: ss, span: span}
+	ev := s.newEvaluation(rs, ss, span)
 	defer ev.close()
 	var r Reading
 	r.IsEvent, r.Signals = ev.eval()
@@ -376,6 +387,13 @@ type evaluation struct {
 	args, result callValue
 }
 
+func (s *Set) newEvaluation(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Span) evaluation {
+	if s.compiled != nil {
+		s.compiled.reset()
+	}
+	return evaluation{set: s, rs: rs, ss: ss, span: span}
+}
+
 func (ev *evaluation) holds(c *condition) bool {
 	if c.fields != nil {
 		return ev.base(c) && c.fields.match(ev)
@@ -389,6 +407,11 @@ func (ev *evaluation) base(c *condition) bool {
 	}
 	if c.native != nil {
 		return c.native.match(&ev.facts)
+	}
+	if c.compiled != nil {
+		if ok, sure := ev.evalCompiled(c.compiled); sure {
+			return ok
+		}
 	}
 	if ev.tCtx == nil {
 		ev.tCtx = ottlspan.NewTransformContext(ev.rs, ev.ss, ev.span)

@@ -202,7 +202,7 @@ func (s *Set) loadTrajectory(t *Trajectory) (*trajectoryPlan, error) {
 	}
 	slices.SortStableFunc(spans, func(a, b located) int { return cmp.Compare(a.span.StartTimestamp(), b.span.StartTimestamp()) })
 	for _, l := range spans {
-		ev := evaluation{set: s, rs: l.rs, ss: l.ss, span: l.span}
+		ev := s.newEvaluation(l.rs, l.ss, l.span)
 		ev.facts.gather(l.span, s.agents)
 		if !ev.holds(&s.events) || deniedByHook(l.span) {
 			ev.close()
