@@ -320,7 +320,10 @@ func (s *Set) read(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, span ptrace.Sp
 func (ev *evaluation) eval() (isEvent bool, sig Signals) {
 	s := ev.set
 	span := ev.span
-	if s.facts {
+	// The facts are gathered from every attribute: where only events need
+	// them, a span that is not one is spared it.
+	early := s.facts && (s.control || len(s.plan.meters) > 0 || s.events.native != nil || s.events.fields != nil)
+	if early {
 		ev.facts.gather(span, s.agents)
 	}
 	isEvent = ev.holds(&s.events)
@@ -335,6 +338,9 @@ func (ev *evaluation) eval() (isEvent bool, sig Signals) {
 	}
 	if !isEvent || deniedByHook(span) {
 		return false, 0
+	}
+	if s.facts && !early {
+		ev.facts.gather(span, s.agents)
 	}
 	for i := range s.conds {
 		if c := &s.conds[i]; !c.control && ev.holds(c) {
