@@ -130,6 +130,8 @@ type Config struct {
 	// group already judged is out of order: counted (OutOfOrderEvents) and
 	// judged as the continuation. Needs Late: LateContinue.
 	OnArrival bool
+	// SendBatch gathers what the workers pass on into batches.
+	SendBatch SendBatch
 	// RememberJudged is how many of the span IDs it judged last each worker
 	// keeps, so that Ask can wait for one (0: none, and Ask cannot wait).
 	RememberJudged int

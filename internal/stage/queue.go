@@ -99,9 +99,9 @@ func (q *inbox[G]) signal() {
 	}
 }
 
-// take waits for work and returns all that waits, in order; false once the
-// inbox is closed and empty.
-func (q *inbox[G]) take() ([]work[G], bool) {
+// take waits for work and returns all that waits, in order; nothing when
+// due fires first (nil: never); false once the inbox is closed and empty.
+func (q *inbox[G]) take(due <-chan time.Time) ([]work[G], bool) {
 	for {
 		q.mu.Lock()
 		if items := q.items; len(items) > 0 {
@@ -114,7 +114,11 @@ func (q *inbox[G]) take() ([]work[G], bool) {
 		if closed {
 			return nil, false
 		}
-		<-q.ready
+		select {
+		case <-q.ready:
+		case <-due:
+			return nil, true
+		}
 	}
 }
 

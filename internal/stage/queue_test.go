@@ -59,7 +59,7 @@ func TestInboxKeepsOrderAndMergesIdleClockItems(t *testing.T) {
 		q.put(work[struct{}]{now: t0.Add(time.Duration(i) * time.Second), idle: true, all: true})
 	}
 	q.put(work[struct{}]{now: t0, final: true, idle: true})
-	items, ok := q.take()
+	items, ok := q.take(nil)
 	if !ok || len(items) != 3 {
 		t.Fatalf("took %d items (%v), want the chunk, one clock item and the final one", len(items), ok)
 	}
@@ -67,7 +67,7 @@ func TestInboxKeepsOrderAndMergesIdleClockItems(t *testing.T) {
 		t.Errorf("items out of order or not merged: %+v", items)
 	}
 	q.close()
-	if _, ok := q.take(); ok {
+	if _, ok := q.take(nil); ok {
 		t.Error("a closed, empty inbox gave work")
 	}
 }

@@ -69,6 +69,11 @@ type Settings struct {
 	// once at WARN with the nearest name the spans carried, and counted
 	// (unset: DefaultWarnTyposAfter; 0: never).
 	WarnTyposAfter *time.Duration `mapstructure:"warn_typos_after"`
+	// SendBatch: spans judged are passed on in batches of up to size spans,
+	// each waiting at most timeout (unset: each batch judged is passed on at
+	// once). Verdicts wait too: a verdicts pipeline behind this one sees
+	// them up to timeout later.
+	SendBatch SendBatch `mapstructure:"send_batch"`
 }
 
 // Check reports every field out of range, each named as in the
@@ -82,14 +87,15 @@ func (s Settings) Check() error {
 	return errors.Join(append(errs, s.bounds().Validate(),
 		NonNegativeInt("warn_unheld_after", s.WarnUnheldAfter), NonNegativeDuration("warm_up", s.warmUp()),
 		NonNegativeDuration("retention", s.retention()), NonNegativeDuration("warn_typos_after", s.warnTyposAfter()),
-		PositiveDuration("checkpoint_interval", s.CheckpointInterval))...)
+		PositiveDuration("checkpoint_interval", s.CheckpointInterval), s.SendBatch.check())...)
 }
 
 // StageConfig is what the stage takes from the settings; the processor adds the
 // rest (Late, OnArrival, Scope, ID, the callbacks).
 func (s Settings) StageConfig() Config {
 	return Config{Bounds: s.bounds(), GroupBy: s.GroupBy, WarnUnheldAfter: s.WarnUnheldAfter, WarmUp: s.warmUp(),
-		Storage: s.Storage, CheckpointEvery: s.CheckpointInterval, Retention: s.retention(), WarnTyposAfter: s.warnTyposAfter()}
+		Storage: s.Storage, CheckpointEvery: s.CheckpointInterval, Retention: s.retention(), WarnTyposAfter: s.warnTyposAfter(),
+		SendBatch: s.SendBatch}
 }
 
 func (s Settings) bounds() Bounds {

@@ -41,7 +41,8 @@ type worker[G any] struct {
 	// did not delete: tried again with the next item, and meanwhile no
 	// checkpoint is written.
 	unforgotten []uint64
-	index       int // its slot in a snapshot
+	out         *outbox // what it judged and has not passed on yet (send_batch)
+	index       int     // its slot in a snapshot
 }
 
 // group is one open group: the evaluator's state, the latched predicates,
@@ -75,6 +76,7 @@ func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups in
 		s: s, src: src, in: newInbox[G](), stopped: make(chan struct{}),
 		groups: NewRecent[*group[G]](), maxGroups: maxGroups, tally: s.watch.newTally(), services: map[string]*string{},
 		forgotten: newForgotten(maxGroups), retained: NewRecent[[]byte](), released: NewRecent[[]byte](), index: int(seed), judged: rememberJudged(s.cfg.RememberJudged),
+		out:      newOutbox(s.cfg.SendBatch),
 		verdicts: verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
 	}
 }
@@ -82,9 +84,14 @@ func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups in
 func (w *worker[G]) run() {
 	defer close(w.stopped)
 	for {
-		items, ok := w.in.take()
+		items, ok := w.in.take(w.out.due())
 		if !ok {
+			w.flush(context.Background()) // a final item passed everything on already
 			return
+		}
+		if len(items) == 0 { // the oldest span held waited send_batch.timeout
+			w.flush(context.Background())
+			continue
 		}
 		for _, item := range items {
 			w.do(item)
@@ -139,19 +146,21 @@ func (w *worker[G]) do(item work[G]) {
 		w.s.tel.VerdictSpans.Add(ctx, int64(n))
 		td.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
 	}
-	w.s.deliver(ctx, b.out)
+	var journal []uint64
 	if w.s.journal != nil {
-		w.unforgotten = w.s.forget(ctx, journaled(w.unforgotten, item))
+		journal = journaled(item)
 	}
+	// A checkpoint records what was judged: what that passes on must have
+	// left, or a crash would lose it.
+	w.send(ctx, b.out, journal, item.final || item.snapshot != nil)
 	if item.snapshot != nil {
 		w.snapshot(&item.snapshot[w.index])
 	}
 }
 
-// journaled is the journal entries of an item's spans, after those left to
-// delete.
-func journaled[G any](left []uint64, item work[G]) []uint64 {
-	seqs := left
+// journaled is the journal entries of an item's spans.
+func journaled[G any](item work[G]) []uint64 {
+	var seqs []uint64
 	for _, r := range item.traces {
 		seqs = append(seqs, r.trace.Journal...)
 	}
