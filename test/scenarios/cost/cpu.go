@@ -105,7 +105,7 @@ func rounds(o options, sk *sink, runs []cpuRun) (map[string][]float64, error) {
 	for r := range o.rounds {
 		for k := range runs {
 			run := runs[(r+k)%len(runs)]
-			us, err := cpuPerSpan(o, sk, run, fmt.Sprintf("cpu-%d-%d.log", r+1, k))
+			us, err := cpuPerSpan(o, sk, run, fmt.Sprintf("cpu-%d-%d.log", r+1, k), profilePath(o, run, r))
 			if err != nil {
 				return nil, fmt.Errorf("round %d, %s: %w", r+1, run.key, err)
 			}
@@ -119,13 +119,25 @@ func rounds(o options, sk *sink, runs []cpuRun) (map[string][]float64, error) {
 // cpuPerSpan runs one configuration on its load and returns the collector's
 // CPU time, from the first request sent to the last span exported, in µs a
 // span.
-func cpuPerSpan(o options, sk *sink, run cpuRun, log string) (float64, error) {
-	col, otlp, err := start(o, run.setup, sk, log)
+func cpuPerSpan(o options, sk *sink, run cpuRun, log, profile string) (float64, error) {
+	s := run.setup
+	pprofAddr := ""
+	if profile != "" {
+		var err error
+		if s, pprofAddr, err = withPprof(s); err != nil {
+			return 0, err
+		}
+	}
+	col, otlp, err := start(o, s, sk, log)
 	if err != nil {
 		return 0, err
 	}
 	defer col.Kill()
 	sk.reset()
+	if profile != "" {
+		done := startProfile(pprofAddr, profile)
+		defer func() { <-done }()
+	}
 	before, err := harness.ProcessCPU(col.Pid())
 	if err != nil {
 		return 0, err

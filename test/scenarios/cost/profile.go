@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentguard/agentguard/test/harness"
+)
+
+// profileSeconds is how long a run is profiled, from its first request: a
+// run of the default 1 500 episodes lasts longer.
+const profileSeconds = 3
+
+// profilePath is where run's profile of round r goes, "" without -profile.
+func profilePath(o options, run cpuRun, r int) string {
+	if o.profile == "" {
+		return ""
+	}
+	name := strings.NewReplacer(" ", "-", "(", "", ")", "").Replace(run.key)
+	return filepath.Join(o.profile, fmt.Sprintf("%s-round%d.pb.gz", name, r+1))
+}
+
+// withPprof is s with the collector's pprof extension on a free port.
+func withPprof(s setup) (setup, string, error) {
+	addrs, err := harness.FreeAddrs(1)
+	if err != nil {
+		return s, "", err
+	}
+	s.configs = append(append([]string(nil), s.configs...), fmt.Sprintf(`
+extensions:
+  pprof:
+    endpoint: %s
+service:
+  extensions: [pprof]
+`, addrs[0]))
+	return s, addrs[0], nil
+}
+
+// startProfile fetches a CPU profile from addr into path, in the
+// background; the channel closes when it is written (or failed, said on
+// stderr: a profile is an aid, not a measure).
+func startProfile(addr, path string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := fetchProfile(addr, path); err != nil {
+			progress("profile %s: %v", path, err)
+		}
+	}()
+	return done
+}
+
+func fetchProfile(addr, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	c := http.Client{Timeout: (profileSeconds + 30) * time.Second}
+	resp, err := c.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, profileSeconds))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("pprof: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, resp.Body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
