@@ -7,12 +7,14 @@ import "go.opentelemetry.io/collector/pdata/pcommon"
 // recentIDs remembers the last n released trace IDs, each with the group
 // its owner filed it under: a span of one of them is late, and its group is
 // known without the attribute that gave it; older ones are forgotten, so
-// memory stays bounded.
+// memory stays bounded. The ring grows as IDs come, up to n: n is sized for
+// the busiest collector (max_traces), and most never release that many.
 type recentIDs struct {
-	ring []pcommon.TraceID
-	next int
-	full bool
-	set  map[pcommon.TraceID]remembered
+	ring  []pcommon.TraceID
+	limit int // n
+	next  int // where the next ID goes once the ring is full
+	full  bool
+	set   map[pcommon.TraceID]remembered
 }
 
 type remembered struct {
@@ -21,7 +23,7 @@ type remembered struct {
 }
 
 func newRecentIDs(n int) recentIDs {
-	return recentIDs{ring: make([]pcommon.TraceID, max(n, 1)), set: map[pcommon.TraceID]remembered{}}
+	return recentIDs{limit: max(n, 1), set: map[pcommon.TraceID]remembered{}}
 }
 
 func (r *recentIDs) has(id pcommon.TraceID) bool { return r.set[id].times > 0 }
@@ -40,12 +42,16 @@ func (r *recentIDs) add(id pcommon.TraceID) {
 			r.set[old] = o
 		}
 	}
-	r.ring[r.next] = id
 	e.times++
 	r.set[id] = e
-	r.next++
-	if r.next == len(r.ring) {
-		r.next, r.full = 0, true
+	if !r.full {
+		r.ring = append(r.ring, id)
+		r.full = len(r.ring) == r.limit
+		return
+	}
+	r.ring[r.next] = id
+	if r.next++; r.next == len(r.ring) {
+		r.next = 0
 	}
 }
 

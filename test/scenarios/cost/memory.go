@@ -4,6 +4,8 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentguard/agentguard/test/harness"
@@ -50,6 +52,13 @@ func memoryCost(o options, sk *sink) (result, error) {
 // rssAfter runs s, feeds it l at row 4's pace, and returns its VmRSS once
 // every span was exported and it settled.
 func rssAfter(o options, sk *sink, s setup, l *load, log string) (int64, error) {
+	pprofAddr := ""
+	if o.profile != "" {
+		var err error
+		if s, pprofAddr, err = withPprof(s); err != nil {
+			return 0, err
+		}
+	}
 	col, otlp, err := start(o, s, sk, log)
 	if err != nil {
 		return 0, err
@@ -68,6 +77,12 @@ func rssAfter(o options, sk *sink, s setup, l *load, log string) (int64, error) 
 		return 0, err
 	}
 	progress("%s: VmRSS %.1f MiB with %d groups sent", s.name, mib(rss), len(l.requests)*groupsPerRequest)
+	if pprofAddr != "" {
+		path := filepath.Join(o.profile, strings.ReplaceAll(s.name, " ", "-")+"-heap.pb.gz")
+		if err := fetchPprof(pprofAddr, "heap?gc=1", path); err != nil {
+			progress("profile %s: %v", path, err)
+		}
+	}
 	return rss, nil
 }
 

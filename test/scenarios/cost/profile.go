@@ -58,11 +58,16 @@ func startProfile(addr, path string) <-chan struct{} {
 }
 
 func fetchProfile(addr, path string) error {
+	return fetchPprof(addr, fmt.Sprintf("profile?seconds=%d", profileSeconds), path)
+}
+
+// fetchPprof writes the pprof extension's /debug/pprof/WHAT to path.
+func fetchPprof(addr, what, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	c := http.Client{Timeout: (profileSeconds + 30) * time.Second}
-	resp, err := c.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, profileSeconds))
+	resp, err := c.Get(fmt.Sprintf("http://%s/debug/pprof/%s", addr, what))
 	if err != nil {
 		return err
 	}
