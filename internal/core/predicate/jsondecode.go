@@ -157,19 +157,21 @@ func (d *jsonDecoder) space() {
 
 // object reads an object into m, from its '{' on.
 func (d *jsonDecoder) object(m pcommon.Map) bool {
-	if d.depth++; d.depth > maxJSONDepth {
-		return false
-	}
-	room := d.room()
-	d.pos++
-	d.space()
-	if d.peek() == '}' {
-		d.pos++
-		d.depth--
-		return true
-	}
-	m.EnsureCapacity(min(room, maxJSONKeys))
-	for n := 1; n <= maxJSONKeys; n++ {
+	return d.members(maxJSONKeys, func(room int) { m.EnsureCapacity(min(room, maxJSONKeys)) },
+		// PutEmpty replaces the value of a duplicate key, where it is.
+		func(key string) bool { return d.value(m.PutEmpty(key)) })
+}
+
+// array reads an array into s, from its '[' on.
+func (d *jsonDecoder) array(s pcommon.Slice) bool {
+	return d.elements(s.EnsureCapacity, func() bool { return d.value(s.AppendEmpty()) })
+}
+
+// members reads an object from its '{' on, of at most limit members (0:
+// any): open (if set) gets the room counted for it before its first member,
+// and member reads each member's value, pos at it.
+func (d *jsonDecoder) members(limit int, open func(room int), member func(key string) bool) bool {
+	return d.container('}', open, func() bool {
 		if d.peek() != '"' {
 			return false
 		}
@@ -183,8 +185,34 @@ func (d *jsonDecoder) object(m pcommon.Map) bool {
 		}
 		d.pos++
 		d.space()
-		// PutEmpty replaces the value of a duplicate key, where it is.
-		if !d.value(m.PutEmpty(key)) {
+		return member(key)
+	}, limit)
+}
+
+// elements reads an array from its '[' on: element reads each value.
+func (d *jsonDecoder) elements(open func(room int), element func() bool) bool {
+	return d.container(']', open, element, 0)
+}
+
+// container reads what follows an opening bracket up to its closing one:
+// item reads one member or element, and the separators are read here.
+func (d *jsonDecoder) container(closing byte, open func(room int), item func() bool, limit int) bool {
+	if d.depth++; d.depth > maxJSONDepth {
+		return false
+	}
+	room := d.room()
+	d.pos++
+	d.space()
+	if d.peek() == closing {
+		d.pos++
+		d.depth--
+		return true
+	}
+	if open != nil {
+		open(room)
+	}
+	for n := 1; limit == 0 || n <= limit; n++ {
+		if !item() {
 			return false
 		}
 		d.space()
@@ -192,7 +220,7 @@ func (d *jsonDecoder) object(m pcommon.Map) bool {
 		case ',':
 			d.pos++
 			d.space()
-		case '}':
+		case closing:
 			d.pos++
 			d.depth--
 			return true
@@ -201,39 +229,6 @@ func (d *jsonDecoder) object(m pcommon.Map) bool {
 		}
 	}
 	return false
-}
-
-// array reads an array into s, from its '[' on.
-func (d *jsonDecoder) array(s pcommon.Slice) bool {
-	if d.depth++; d.depth > maxJSONDepth {
-		return false
-	}
-	room := d.room()
-	d.pos++
-	d.space()
-	if d.peek() == ']' {
-		d.pos++
-		d.depth--
-		return true
-	}
-	s.EnsureCapacity(room)
-	for {
-		if !d.value(s.AppendEmpty()) {
-			return false
-		}
-		d.space()
-		switch d.peek() {
-		case ',':
-			d.pos++
-			d.space()
-		case ']':
-			d.pos++
-			d.depth--
-			return true
-		default:
-			return false
-		}
-	}
 }
 
 // value reads one value into v, which is empty: a null leaves it so. v

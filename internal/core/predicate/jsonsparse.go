@@ -78,46 +78,7 @@ func sparseObject(text string, nodes []*keyNode, slots []scalar) bool {
 
 // sparse reads an object from its '{' on, keeping the values at nodes.
 func (d *jsonDecoder) sparse(nodes []*keyNode, slots []scalar) bool {
-	if d.depth++; d.depth > maxJSONDepth {
-		return false
-	}
-	d.pos++
-	d.space()
-	if d.peek() == '}' {
-		d.pos++
-		d.depth--
-		return true
-	}
-	for {
-		if d.peek() != '"' {
-			return false
-		}
-		key, ok := d.str()
-		if !ok {
-			return false
-		}
-		d.space()
-		if d.peek() != ':' {
-			return false
-		}
-		d.pos++
-		d.space()
-		if !d.member(findKey(nodes, key), slots) {
-			return false
-		}
-		d.space()
-		switch d.peek() {
-		case ',':
-			d.pos++
-			d.space()
-		case '}':
-			d.pos++
-			d.depth--
-			return true
-		default:
-			return false
-		}
-	}
+	return d.members(0, nil, func(key string) bool { return d.member(findKey(nodes, key), slots) })
 }
 
 // member reads the value of one member, kept where n (nil: not read) asks.
@@ -183,35 +144,7 @@ func (d *jsonDecoder) skip() bool {
 	return ok
 }
 
-func (d *jsonDecoder) skipArray() bool {
-	if d.depth++; d.depth > maxJSONDepth {
-		return false
-	}
-	d.pos++
-	d.space()
-	if d.peek() == ']' {
-		d.pos++
-		d.depth--
-		return true
-	}
-	for {
-		if !d.skip() {
-			return false
-		}
-		d.space()
-		switch d.peek() {
-		case ',':
-			d.pos++
-			d.space()
-		case ']':
-			d.pos++
-			d.depth--
-			return true
-		default:
-			return false
-		}
-	}
-}
+func (d *jsonDecoder) skipArray() bool { return d.elements(nil, d.skip) }
 
 // skipStr checks a string as str does, without decoding it.
 func (d *jsonDecoder) skipStr() bool {
