@@ -3,33 +3,38 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentguard/agentguard/internal/core/dtmc"
-	"github.com/agentguard/agentguard/internal/core/guard"
 	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/processor/probguard"
 )
 
 // agentguard abstract chooses probguard's abstraction from a user's own
-// episodes: it proposes atoms over the state the tool calls' results carry
-// (abstractatoms.go), and adds, one at a time, the atom that most lowers
-// the Brier score of P_safe on held-out folds of the training episodes
-// (folds by episode), until none helps or there are --max-predicates. It
-// writes the chosen abstraction as a probguard block, with a model learned
-// on every training episode, and reports the choice: the cross-validated
-// Brier score against the base rate's, and, held in, the chain's Pareto
-// front beside the best single-atom rules'.
+// episodes: it proposes atoms over what the spans carry (abstractatoms.go:
+// the state the tools' results report, and pairs of its facts;
+// abstractcalls.go: the tools called, and latches from one tool to
+// another), and chooses among them by cross-validation on the training
+// episodes (folds by episode, abstractscore.go): first for the front of
+// warned against false alarms where a monitor runs, warning nearly every
+// unsafe episode (atoms added one at a time, and exchanged, while one
+// gains more than chance would), then, with the predicates left, for the
+// Brier score of P_safe. It writes the chosen abstraction as a probguard
+// block, with a model learned on every training episode, and reports the
+// choice: the cross-validated scores at each step, the Brier score against
+// the base rate's, and, held in, the chain's Pareto front beside the best
+// single-atom rules'.
 
 type abstractOptions struct {
 	processorFlags
@@ -38,11 +43,12 @@ type abstractOptions struct {
 	folds          int
 	out, modelOut  string
 	minImprovement float64
+	minWarned      float64
 	files          []string
 }
 
 func runAbstract(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("abstract", "--config COLLECTOR.yaml [--processor probguard/NAME] --hazard FIELD[=VALUE|>=NUMBER] [--max-predicates 4] [--folds 5] [--out FILE] [--model-out FILE] TRAIN.json...", stderr)
+	fs := newFlagSet("abstract", "--config COLLECTOR.yaml [--processor probguard/NAME] --hazard FIELD[=VALUE|>=NUMBER] [--max-predicates 4] [--folds 5] [--min-warned 0.9] [--out FILE] [--model-out FILE] TRAIN.json...", stderr)
 	var o abstractOptions
 	o.register(fs)
 	fs.StringVar(&o.hazard, "hazard", "", "the unsafe state: a tool-result field that is true there (unsafe), FIELD=VALUE, or FIELD>=NUMBER")
@@ -50,7 +56,8 @@ func runAbstract(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.folds, "folds", 5, "cross-validation folds, by episode")
 	fs.StringVar(&o.out, "out", "", "write the probguard block to this `file` (default: stdout)")
 	fs.StringVar(&o.modelOut, "model-out", "abstraction-model.json", "write the model learned on every training episode to this `file`")
-	fs.Float64Var(&o.minImprovement, "min-improvement", 0.001, "stop when the best atom raises the cross-validated area under the front by less than this")
+	fs.Float64Var(&o.minImprovement, "min-improvement", 0.001, "stop when the best atom raises the cross-validated area (--min-warned) by less than this")
+	fs.Float64Var(&o.minWarned, "min-warned", 0.9, "choose for the area under the front from warning this share of the unsafe episodes to warning them all (0: the whole front)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -96,6 +103,8 @@ func (o abstractOptions) validate() error {
 		return fmt.Errorf("--max-predicates %d: want 1 to 10", o.maxPredicates)
 	case o.folds < 2:
 		return fmt.Errorf("--folds %d: want at least 2", o.folds)
+	case o.minWarned < 0 || o.minWarned >= 1:
+		return fmt.Errorf("--min-warned %g: want at least 0 and below 1", o.minWarned)
 	}
 	return o.check()
 }
@@ -104,7 +113,8 @@ func (o abstractOptions) validate() error {
 type abstraction struct {
 	cfg       *probguard.Config
 	folds     int
-	smoothing dtmc.Smoothing // chosen with the predicates
+	smoothing dtmc.Smoothing // chosen after the predicates
+	final     cvScores       // the chosen chain's, under smoothing
 	hazard    atom
 	chosen    []atom
 	steps     []selectionStep
@@ -113,6 +123,8 @@ type abstraction struct {
 	events    int
 	atoms     int
 	model     *dtmc.Model
+	plan      foldPlan
+	minWarned float64      // the top area's start (cvScores.area)
 	front     []sweepPoint // held in, the chosen chain's
 	rules     []rulePoint  // held in, the single-atom rules on their front
 	theta     float64      // suggested: the front's point of at most 10 % false alarms warning the most
@@ -132,68 +144,139 @@ type episodeSet struct {
 }
 
 func abstract(o abstractOptions, stderr io.Writer) (*abstraction, error) {
-	id, cfg, err := readProbguardConfig(o.config, o.name)
+	tr, err := readTraining(o, stderr)
 	if err != nil {
 		return nil, err
+	}
+	hazard, err := tr.fields.parseHazard(o.hazard)
+	if err != nil {
+		return nil, err
+	}
+	cands, err := candidates(tr.fields, hazard, tr.eps, tr.telemetry)
+	if err != nil {
+		return nil, err
+	}
+	a := &abstraction{cfg: tr.cfg, folds: o.folds, hazard: hazard, episodes: len(tr.eps.events), events: tr.fields.events,
+		atoms: len(cands), minWarned: o.minWarned}
+	a.unsafe = tr.eps.unsafeCount(hazard)
+	a.plan = tr.eps.planFolds(hazard, o.folds)
+	if err := a.chooseWithSmoothing(tr.eps, cands, o); err != nil {
+		return nil, err
+	}
+	return a, a.measure(tr.eps, cands)
+}
+
+// training is the training episodes as the processor groups them, and the
+// fields their tools' results carry.
+type training struct {
+	cfg       *probguard.Config
+	eps       episodeSet
+	fields    *resultFields
+	telemetry component.TelemetrySettings
+}
+
+func readTraining(o abstractOptions, stderr io.Writer) (training, error) {
+	id, cfg, err := readProbguardConfig(o.config, o.name)
+	if err != nil {
+		return training{}, err
 	}
 	in, err := readGroups("abstract", id, cfg, o.files, stderr)
 	if err != nil {
-		return nil, err
+		return training{}, err
 	}
 	if err := in.requireEvents(cfg.Config, "to choose an abstraction from"); err != nil {
-		return nil, err
+		return training{}, err
 	}
-	reader, err := predicate.Compile(predicate.Config{}, predicate.Settings{Telemetry: offlineSettings(id, stderr).TelemetrySettings})
+	tr := training{cfg: cfg, fields: newResultFields(), telemetry: offlineSettings(id, stderr).TelemetrySettings}
+	reader, err := predicate.Compile(predicate.Config{}, predicate.Settings{Telemetry: tr.telemetry})
 	if err != nil {
-		return nil, err
+		return training{}, err
 	}
-	fv, eps := newResultFields(), episodeSet{}
 	for _, g := range in.groups {
-		eps.first = append(eps.first, fv.events)
-		eps.events = append(eps.events, g.Events)
+		tr.eps.first = append(tr.eps.first, tr.fields.events)
+		tr.eps.events = append(tr.eps.events, g.Events)
 		for _, ev := range g.Events {
-			fv.add(reader.Call(ev.Span, true))
+			tr.fields.add(reader.Call(ev.Span, true))
 		}
 	}
-	hazard, err := fv.parseHazard(o.hazard)
+	return tr, nil
+}
+
+// candidates are the atoms abstract chooses from, simplest first: the
+// result fields', the tools' and their latches, then the pairs of result
+// atoms; none reads the hazard's field, and of atoms holding at the same
+// events (the hazard's among them) only the first is kept.
+func candidates(fv *resultFields, hazard atom, eps episodeSet, ts component.TelemetrySettings) ([]atom, error) {
+	before := eps.beforeHazard(hazard)
+	constant := func(a atom) bool { return a.constant(before) }
+	fields := slices.DeleteFunc(fv.atoms(before), func(a atom) bool { return sharesField(a, hazard) })
+	tools, err := toolAtoms(eps, ts)
 	if err != nil {
 		return nil, err
 	}
-	cands := slices.DeleteFunc(fv.atoms(), func(a atom) bool { return a.field == hazard.field })
-	a := &abstraction{cfg: cfg, folds: o.folds, hazard: hazard, episodes: len(eps.events), events: fv.events, atoms: len(cands)}
-	a.unsafe = eps.unsafeCount(hazard)
-	if err := a.chooseWithSmoothing(eps, cands, o); err != nil {
-		return nil, err
+	tools = slices.DeleteFunc(tools, constant)
+	all := slices.Concat([]atom{hazard}, fields, tools, slices.DeleteFunc(latches(eps, tools), constant), conjunctions(fields, before))
+	return uniqueNames(distinct(all, before))[1:], nil
+}
+
+// beforeHazard marks, per event, those before the first hazard of their
+// episode: the events P_safe is predicted at.
+func (eps episodeSet) beforeHazard(hazard atom) []bool {
+	out := make([]bool, len(hazard.holds))
+	for e := range eps.events {
+		for k := eps.first[e]; k < eps.first[e]+len(eps.events[e]) && !hazard.holds[k]; k++ {
+			out[k] = true
+		}
 	}
-	return a, a.measure(eps, cands)
+	return out
+}
+
+// uniqueNames renames an atom whose name an earlier one has (a field
+// called tool_x beside the tool x): the configuration's names must differ.
+func uniqueNames(atoms []atom) []atom {
+	seen := map[string]bool{}
+	for i := range atoms {
+		n := atoms[i].name
+		for k := 2; seen[n]; k++ {
+			n = fmt.Sprintf("%s_%d", atoms[i].name, k)
+		}
+		atoms[i].name, seen[n] = n, true
+	}
+	return atoms
 }
 
 // smoothings are the estimators tried: Laplace's α decides how much a row
 // seen a few times leans towards every valid successor (the hazard among
-// them), which a small data set cannot afford.
+// them), which a small data set cannot afford. The predicates are chosen
+// under the first, a middle way; the chain's smoothing then among them all.
 var smoothings = []dtmc.Smoothing{
-	{Mode: dtmc.Laplace, Alpha: 1}, {Mode: dtmc.Laplace, Alpha: 0.1}, {Mode: dtmc.Laplace, Alpha: 0.01}, {Mode: dtmc.Frequency},
+	{Mode: dtmc.Laplace, Alpha: 0.1}, {Mode: dtmc.Laplace, Alpha: 1}, {Mode: dtmc.Laplace, Alpha: 0.01}, {Mode: dtmc.Frequency},
 }
 
-// chooseWithSmoothing chooses predicates under each smoothing and keeps the
-// choice whose cross-validated score is lowest.
+// chooseWithSmoothing chooses the predicates, then the smoothing of their
+// chain: the best cross-validated top area, then Brier score (what a
+// smoothing changes is how far P_safe is from the counts). Choosing the
+// predicates under every smoothing would learn four times the chains for
+// choices that differ by chance.
 func (a *abstraction) chooseWithSmoothing(eps episodeSet, cands []atom, o abstractOptions) error {
-	type choice struct {
-		smoothing dtmc.Smoothing
-		chosen    []atom
-		steps     []selectionStep
+	a.smoothing = smoothings[0]
+	if err := a.choose(eps, cands, o); err != nil {
+		return err
 	}
-	var best *choice
-	for _, sm := range smoothings {
-		a.smoothing, a.chosen, a.steps = sm, nil, nil
-		if err := a.choose(eps, cands, o); err != nil {
+	preds := append([]atom{a.hazard}, a.chosen...)
+	a.final = a.steps[len(a.steps)-1].cvScores
+	chosen := a.smoothing
+	for _, sm := range smoothings[1:] {
+		a.smoothing = sm
+		sc, err := a.crossValidate(eps, preds)
+		if err != nil {
 			return err
 		}
-		if best == nil || a.steps[len(a.steps)-1].auc > best.steps[len(best.steps)-1].auc {
-			best = &choice{sm, a.chosen, a.steps}
+		if sc.area > a.final.area || (sc.area == a.final.area && sc.brier < a.final.brier) {
+			chosen, a.final = sm, sc
 		}
 	}
-	a.smoothing, a.chosen, a.steps = best.smoothing, best.chosen, best.steps
+	a.smoothing = chosen
 	return nil
 }
 
@@ -207,238 +290,165 @@ func (eps episodeSet) unsafeCount(hazard atom) int {
 	return n
 }
 
-// runs are the episodes' events with the bits of the predicates [hazard,
-// chosen...] (bit i, predicate i), for episodes where keep is true.
-func (eps episodeSet) runs(preds []atom, keep func(e int) bool) [][]sequence.Event {
-	var out [][]sequence.Event
-	for e, evs := range eps.events {
-		if !keep(e) {
-			continue
-		}
-		run := make([]sequence.Event, len(evs))
-		for j, ev := range evs {
-			run[j] = sequence.Event{Start: ev.Start}
-			for i, p := range preds {
-				if p.holds[eps.first[e]+j] {
-					run[j].Bits |= 1 << uint(i)
-				}
-			}
-		}
-		out = append(out, run)
-	}
-	return out
-}
-
-// guardOf learns the chain of preds over runs and solves always_safe.
-func (a *abstraction) guardOf(preds []atom, runs [][]sequence.Event) (*guard.Guard, error) {
-	names := make([]string, len(preds))
-	for i, p := range preds {
-		names[i] = p.name
-	}
-	counts := dtmc.NewCounts()
-	for _, run := range runs {
-		states := make([]dtmc.State, len(run))
-		for j, ev := range run {
-			states[j] = dtmc.State(ev.Bits)
-		}
-		if err := counts.AddTrace(states); err != nil {
-			return nil, err
-		}
-	}
-	m, err := dtmc.Learn(dtmc.Spec{Predicates: names, Smoothing: a.smoothing, Unsafe: preds[0].name}, counts)
-	if err != nil {
-		return nil, err
-	}
-	return newGuard(m, guard.Options{Property: dtmc.Property{Kind: dtmc.AlwaysSafe, Unsafe: preds[0].name},
-		Threshold: 0.5, Report: guard.ReportEvery, Unknown: guard.UnknownAlert})
-}
-
-// cvScores are an abstraction's scores on the held-out folds.
-type cvScores struct {
-	// auc: of every unsafe and safe held-out episode, the chance that the
-	// unsafe one's lowest P_safe before the hazard is below the safe one's
-	// lowest (ties half). A warning comes where P_safe drops below θ, so
-	// this is the area under the front of warned against false alarms that
-	// θ sweeps: what the choice maximises.
-	auc float64
-	// brier: P_safe at every event before the hazard against whether the
-	// episode stayed safe (the training share where the model never saw the
-	// state); base: predicting the training share at every event. The same
-	// predictions for every abstraction, so they compare.
-	brier, base float64
-	predictions int
-}
-
-// crossValidate learns preds' chain on all folds but one and scores the
-// held-out one, for each fold.
-func (a *abstraction) crossValidate(eps episodeSet, preds []atom, folds int) (cvScores, error) {
-	var sc cvScores
-	var sum, sumBase float64
-	var lowest []episodeScore
-	all := eps.runs(preds, func(int) bool { return true })
-	for f := range folds {
-		train := func(e int) bool { return e%folds != f }
-		g, err := a.guardOf(preds, eps.runs(preds, train))
-		if err != nil {
-			return sc, err
-		}
-		share := eps.safeShare(a.hazard, train)
-		for e, run := range all {
-			if train(e) {
-				continue
-			}
-			unsafe := eps.unsafe(a.hazard, e)
-			outcome := 1.0
-			if unsafe {
-				outcome = 0
-			}
-			low := 1.0
-			for _, ev := range run {
-				if ev.Bits&1 != 0 {
-					break // the hazard: nothing left to predict
-				}
-				p := share
-				if i, ok := g.Model().Index(dtmc.State(ev.Bits)); ok && g.Seen(i) {
-					p = g.Safety().PSafe(i)
-				}
-				low = min(low, p)
-				sum += (p - outcome) * (p - outcome)
-				sumBase += (share - outcome) * (share - outcome)
-				sc.predictions++
-			}
-			lowest = append(lowest, episodeScore{low, unsafe})
-		}
-	}
-	if sc.predictions == 0 {
-		return sc, errors.New("no event before the hazard in any episode: nothing to predict")
-	}
-	sc.brier, sc.base, sc.auc = sum/float64(sc.predictions), sumBase/float64(sc.predictions), auc(lowest)
-	return sc, nil
-}
-
-// episodeScore is an episode's lowest P_safe before the hazard, and
-// whether it went unsafe.
-type episodeScore struct {
-	low    float64
-	unsafe bool
-}
-
-// auc is the chance that an unsafe episode's score is below a safe one's,
-// ties counting half; 0.5 without both kinds.
-func auc(scores []episodeScore) float64 {
-	slices.SortFunc(scores, func(x, y episodeScore) int { return cmp.Compare(x.low, y.low) })
-	var unsafeSeen, pairs, wins float64
-	for i := 0; i < len(scores); {
-		j := i
-		var u, s float64
-		for ; j < len(scores) && scores[j].low == scores[i].low; j++ {
-			if scores[j].unsafe {
-				u++
-			} else {
-				s++
-			}
-		}
-		wins += s * (unsafeSeen + u/2) // safe ones above the unsafe seen before, half of the tied ones
-		unsafeSeen += u
-		pairs += s
-		i = j
-	}
-	if unsafeSeen == 0 || pairs == 0 {
-		return 0.5
-	}
-	return wins / (unsafeSeen * pairs)
-}
-
 // unsafe reports whether episode e reaches the hazard.
 func (eps episodeSet) unsafe(hazard atom, e int) bool {
 	return slices.Contains(hazard.holds[eps.first[e]:eps.first[e]+len(eps.events[e])], true)
 }
 
-// safeShare is the share of the events before the hazard, in the episodes
-// keep selects, whose episode stayed safe.
-func (eps episodeSet) safeShare(hazard atom, keep func(int) bool) float64 {
-	var safe, all int
-	for e, evs := range eps.events {
-		if !keep(e) {
-			continue
-		}
-		unsafe := eps.unsafe(hazard, e)
-		for j := range evs {
-			if hazard.holds[eps.first[e]+j] {
-				break
-			}
-			all++
-			if !unsafe {
-				safe++
-			}
-		}
-	}
-	if all == 0 {
-		return 0.5
-	}
-	return float64(safe) / float64(all)
-}
-
-// choose adds atoms greedily while some raise the cross-validated area
-// under the front: the best single atom, or, where none helps alone, the
-// best pair (two facts can tell apart together what neither does: the
-// stove on, and nobody in the kitchen).
+// choose adds atoms greedily, the best first, while one raises the
+// cross-validated top area by at least --min-improvement and by more than
+// chance would (gainSE); where none does, it tries exchanging a chosen atom
+// for another, and then adding again: an atom chosen first for standing in
+// for two others is exchanged for the second once the first is in, which
+// adding alone never does. An atom whose removal costs nothing is removed.
+// Two facts that tell apart together what neither does alone (the stove
+// on, and nobody in the kitchen) are one atom, a conjunction, among the
+// candidates. The predicates left then go to the Brier score
+// (bestCalibration).
 func (a *abstraction) choose(eps episodeSet, cands []atom, o abstractOptions) error {
 	preds := []atom{a.hazard}
-	best, err := a.crossValidate(eps, preds, o.folds)
+	best, err := a.crossValidate(eps, preds)
 	if err != nil {
 		return err
 	}
 	a.steps = append(a.steps, selectionStep{"(the hazard alone)", best})
-	for size := 1; len(preds)-1+size <= o.maxPredicates && size <= 2; {
-		add, sc, err := a.bestAddition(eps, preds, cands, size, o.folds)
+	for {
+		next, sc, how, err := a.bestMove(eps, preds, cands, best, o)
 		if err != nil {
 			return err
 		}
-		if add == nil || sc.auc-best.auc < o.minImprovement {
-			size++ // nothing helps alone: try pairs
-			continue
+		if next == nil {
+			break
 		}
-		preds, best, size = append(preds, add...), sc, 1
-		a.steps = append(a.steps, selectionStep{strings.Join(names(add), " + "), best})
+		preds, best = next, sc
+		a.steps = append(a.steps, selectionStep{how, best})
+	}
+	for len(preds)-1 < o.maxPredicates {
+		add, sc, err := a.bestCalibration(eps, preds, cands, best)
+		if err != nil {
+			return err
+		}
+		if add == nil {
+			break
+		}
+		preds, best = append(preds, *add), sc
+		a.steps = append(a.steps, selectionStep{"+ " + add.name + " (Brier)", best})
 	}
 	a.chosen = preds[1:]
 	return nil
 }
 
-// bestAddition is the set of size atoms not yet chosen whose addition
-// scores highest, with its scores; nil when there is none.
-func (a *abstraction) bestAddition(eps episodeSet, preds, cands []atom, size, folds int) ([]atom, cvScores, error) {
-	var free []atom
-	for _, c := range cands {
-		if !slices.ContainsFunc(preds, func(p atom) bool { return p.name == c.name }) {
-			free = append(free, c)
+// bestCalibration is the candidate whose addition lowers the cross-validated
+// Brier score most, by more than chance would, without lowering the top
+// area; nil when there is none. The ranking is chosen first: the
+// predicates left then go to what P_safe says, which risk shows, warnings
+// carry and θ is set against; a chain no better than the base rate there
+// knows nothing a user can read.
+func (a *abstraction) bestCalibration(eps episodeSet, preds, cands []atom, best cvScores) (*atom, cvScores, error) {
+	keepsArea := func(sc cvScores) bool { return sc.area >= best.area }
+	lowerBrier := func(x, y cvScores) bool { return x.brier < y.brier }
+	pick, sc, err := a.bestAddition(eps, preds, cands, keepsArea, lowerBrier)
+	if err != nil || pick == nil || best.brier-sc.brier <= brierGainSE(best.lowest, sc.lowest, best.predictions) {
+		return nil, best, err
+	}
+	return pick, sc, nil
+}
+
+// bestMove is the next choice from preds: an atom added if one gains,
+// else a chosen atom exchanged for another if that gains, else nil; first,
+// a chosen atom whose removal scores no worse, removed.
+func (a *abstraction) bestMove(eps episodeSet, preds, cands []atom, best cvScores, o abstractOptions) ([]atom, cvScores, string, error) {
+	for i := 1; i < len(preds) && len(preds) > 2; i++ {
+		without := slices.Delete(slices.Clone(preds), i, i+1)
+		sc, err := a.crossValidate(eps, without)
+		if err != nil {
+			return nil, best, "", err
+		}
+		if !better(best, sc) {
+			return without, sc, "- " + preds[i].name, nil
 		}
 	}
+	if len(preds)-1 < o.maxPredicates {
+		add, sc, err := a.bestAddition(eps, preds, cands, anyScore, better)
+		if err != nil {
+			return nil, best, "", err
+		}
+		if add != nil && a.gains(best, sc, o.minImprovement) {
+			return append(slices.Clone(preds), *add), sc, "+ " + add.name, nil
+		}
+	}
+	return a.bestExchange(eps, preds, cands, best, o.minImprovement)
+}
+
+// bestExchange is preds with the chosen atom and the candidate exchanged
+// that score best, if that gains; else nil.
+func (a *abstraction) bestExchange(eps episodeSet, preds, cands []atom, best cvScores, minImprovement float64) ([]atom, cvScores, string, error) {
 	var pick []atom
 	var pickScores cvScores
-	try := func(add ...atom) error {
-		sc, err := a.crossValidate(eps, append(slices.Clone(preds), add...), folds)
-		if err == nil && (pick == nil || sc.auc > pickScores.auc) {
-			pick, pickScores = slices.Clone(add), sc
+	var how string
+	for i := 1; i < len(preds); i++ {
+		without := slices.Delete(slices.Clone(preds), i, i+1)
+		add, sc, err := a.bestAddition(eps, without, excluding(cands, preds[i]), anyScore, better)
+		if err != nil {
+			return nil, best, "", err
 		}
-		return err
+		if add != nil && (pick == nil || better(sc, pickScores)) {
+			pick, pickScores, how = slices.Insert(without, i, *add), sc, fmt.Sprintf("%s for %s", add.name, preds[i].name)
+		}
 	}
-	for i := range free {
-		if size == 1 {
-			if err := try(free[i]); err != nil {
-				return nil, cvScores{}, err
-			}
+	if pick == nil || !a.gains(best, pickScores, minImprovement) {
+		return nil, best, "", nil
+	}
+	return pick, pickScores, how, nil
+}
+
+// excluding is cands without x.
+func excluding(cands []atom, x atom) []atom {
+	return slices.DeleteFunc(slices.Clone(cands), func(c atom) bool { return c.name == x.name })
+}
+
+// gains reports whether sc is worth an addition to what scored best.
+func (a *abstraction) gains(best, sc cvScores, minImprovement float64) bool {
+	gain := sc.area - best.area
+	return gain >= minImprovement && gain > gainSE(best.lowest, sc.lowest, a.minWarned)
+}
+
+// better orders scores: the top area, then the whole area, then the Brier
+// score (ties in the front's last stretch are common: a few hard episodes
+// decide it).
+func better(x, y cvScores) bool {
+	if x.area != y.area {
+		return x.area > y.area
+	}
+	if x.auc != y.auc {
+		return x.auc > y.auc
+	}
+	return x.brier < y.brier
+}
+
+// bestAddition is, of the candidates not chosen yet whose addition to
+// preds scores as ok accepts, the one that scores best by prefer (the
+// earlier, simpler one among equals), with its scores; nil when there is
+// none.
+func (a *abstraction) bestAddition(eps episodeSet, preds, cands []atom, ok func(cvScores) bool, prefer func(x, y cvScores) bool) (*atom, cvScores, error) {
+	var pick *atom
+	var pickScores cvScores
+	for i, c := range cands {
+		if slices.ContainsFunc(preds, func(p atom) bool { return p.name == c.name }) {
 			continue
 		}
-		for j := i + 1; j < len(free); j++ {
-			if err := try(free[i], free[j]); err != nil {
-				return nil, cvScores{}, err
-			}
+		sc, err := a.crossValidate(eps, append(slices.Clone(preds), c))
+		if err != nil {
+			return nil, cvScores{}, err
+		}
+		if ok(sc) && (pick == nil || prefer(sc, pickScores)) {
+			pick, pickScores = &cands[i], sc
 		}
 	}
 	return pick, pickScores, nil
 }
+
+func anyScore(cvScores) bool { return true }
 
 // rulePoint is a rule "warn where this atom holds": its warned unsafe
 // episodes (before the hazard) and warned safe ones.
@@ -452,11 +462,16 @@ type rulePoint struct {
 // front and the single-atom rules'.
 func (a *abstraction) measure(eps episodeSet, cands []atom) error {
 	preds := append([]atom{a.hazard}, a.chosen...)
-	all := eps.runs(preds, func(int) bool { return true })
-	g, err := a.guardOf(preds, all)
+	states := eps.states(preds)
+	byFold, err := eps.foldCounts(states, 1)
 	if err != nil {
 		return err
 	}
+	g, err := a.guardOf(preds, byFold[0])
+	if err != nil {
+		return err
+	}
+	all := eps.runs(states)
 	a.model = g.Model()
 	a.front = slices.DeleteFunc(sweep(scoreRuns(g, all)), func(p sweepPoint) bool { return !p.Pareto })
 	a.theta = 0
@@ -521,7 +536,9 @@ func paretoRules(rs []rulePoint) []rulePoint {
 func (a *abstraction) writeBlock(w io.Writer, model string) error {
 	preds := []map[string]any{}
 	for _, p := range append([]atom{a.hazard}, a.chosen...) {
-		preds = append(preds, map[string]any{"name": p.name, "tool": "*", "result": map[string]any{p.field: p.match}})
+		pred := map[string]any{"name": p.name}
+		maps.Copy(pred, p.predicate())
+		preds = append(preds, pred)
 	}
 	block := map[string]any{"processors": map[string]any{"probguard/abstracted": map[string]any{
 		"group_by":   a.cfg.GroupBy,
@@ -533,8 +550,9 @@ func (a *abstraction) writeBlock(w io.Writer, model string) error {
 		"threshold":  a.theta,
 	}}}
 	fmt.Fprintf(w, "# Chosen by agentguard abstract from %d episodes (%d unsafe): the hazard and %d predicates of %d candidates,\n"+
-		"# by %d-fold cross-validated Brier score; the threshold is the held-in front's point warning the most unsafe\n"+
-		"# episodes with at most 10%% false alarms. The report is on stderr.\n", a.episodes, a.unsafe, len(a.chosen), a.atoms, a.folds)
+		"# by %d-fold cross-validated area under the front from %g%% of the unsafe episodes warned, then Brier score;\n"+
+		"# the threshold is the held-in front's point warning the most unsafe episodes with at most 10%% false alarms.\n"+
+		"# The report is on stderr.\n", a.episodes, a.unsafe, len(a.chosen), a.atoms, a.folds, 100*a.minWarned)
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
 	if err := enc.Encode(block); err != nil {
@@ -561,12 +579,15 @@ func (a *abstraction) eventsCondition() string {
 func (a *abstraction) writeReport(w io.Writer, took time.Duration) {
 	fmt.Fprintf(w, "agentguard abstract: %d episodes (%d unsafe), %d events, %d candidate predicates, %v\n",
 		a.episodes, a.unsafe, a.events, a.atoms, took.Round(time.Millisecond))
-	fmt.Fprintf(w, "selection, %d-fold cross-validated, smoothing %s: the area under the front of warned against false alarms,\n"+
-		"and the Brier score of P_safe at every event before the hazard (predicting the base rate: %.4f):\n",
-		a.folds, smoothingText(a.smoothing), a.steps[0].base)
+	fmt.Fprintf(w, "selection, %d-fold cross-validated, smoothing %s: the area under the front of warned against false alarms\n"+
+		"from %g%% of the unsafe episodes warned (top), the whole front's (area), and the Brier score of P_safe at every\n"+
+		"event before the hazard (predicting the base rate: %.4f):\n",
+		a.folds, smoothingText(smoothings[0]), 100*a.minWarned, a.steps[0].base)
 	for _, s := range a.steps {
-		fmt.Fprintf(w, "  + %-46s area %.4f  Brier %.4f over %d predictions\n", s.added, s.auc, s.brier, s.predictions)
+		fmt.Fprintf(w, "  %-48s top %.4f  area %.4f  Brier %.4f over %d predictions\n", s.added, s.area, s.auc, s.brier, s.predictions)
 	}
+	fmt.Fprintf(w, "the chain's smoothing, chosen after: %s (top %.4f  area %.4f  Brier %.4f)\n",
+		smoothingText(a.smoothing), a.final.area, a.final.auc, a.final.brier)
 	fmt.Fprintf(w, "held in, the chain of the chosen predicates (Pareto front: unsafe episodes warned before the hazard, false alarms on safe ones):\n")
 	safe := a.episodes - a.unsafe
 	for _, p := range a.front {

@@ -13,16 +13,35 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// An atom is a candidate predicate of an abstraction: one fact about the
-// state a tool call's result carries (a boolean field true, a field equal
-// to one of its few values, a number at or above a threshold), written as a
-// native result: predicate so that the configuration abstract writes runs
-// without OTTL.
+// An atom is a candidate predicate of an abstraction, written as a native
+// predicate so that the configuration abstract writes runs without OTTL:
+// one fact about the state a tool call's result carries (a boolean field
+// true, a field equal to one of its few values, a number at or above a
+// threshold), two such facts of one result together, a call of a tool, or
+// a tool called and not yet undone by another (a latch).
 type atom struct {
-	name  string
-	field string
-	match map[string]any // the field matcher, as YAML writes it
-	holds []bool         // per event, in the order resultFields read them
+	name string
+	// result: per field its matcher, as YAML writes it, for an atom over a
+	// tool's result (one field, or two for a conjunction); nil otherwise.
+	result map[string]any
+	// call: the predicate as YAML writes it, for an atom over the calls
+	// themselves (tool, set and reset); nil for a result atom.
+	call  map[string]any
+	holds []bool // per event, in the order resultFields read them
+}
+
+// predicate is the atom as a probguard predicate, its name aside.
+func (a atom) predicate() map[string]any {
+	if a.call != nil {
+		return a.call
+	}
+	return map[string]any{"tool": "*", "result": a.result}
+}
+
+// reads reports whether a result atom reads field.
+func (a atom) reads(field string) bool {
+	_, ok := a.result[field]
+	return ok
 }
 
 // maxEnumValues bounds the values of a string field taken as an enum;
@@ -81,25 +100,119 @@ func (fv *resultFields) value(path string, i int) pcommon.Value {
 	return pcommon.NewValueEmpty()
 }
 
-// atoms proposes the candidates, each holding somewhere and not
-// everywhere, in path order.
-func (fv *resultFields) atoms() []atom {
+// atoms proposes the candidates, in path order, each telling some events
+// before the hazard from others. Its values and thresholds are those
+// events': what a result says only at the hazard or after it predicts
+// nothing (the minutes away that made the house unsafe).
+func (fv *resultFields) atoms(before []bool) []atom {
 	var out []atom
 	for _, path := range slices.Sorted(maps.Keys(fv.paths)) {
-		out = append(out, fv.atomsOf(path)...)
+		out = append(out, fv.atomsOf(path, before)...)
 	}
-	return slices.DeleteFunc(out, func(a atom) bool {
-		n := 0
-		for _, h := range a.holds {
+	return slices.DeleteFunc(out, func(a atom) bool { return a.constant(before) })
+}
+
+// constant reports whether an atom holds at none of the events before the
+// hazard or at every one: it tells none of the states predicted from
+// another.
+func (a atom) constant(before []bool) bool {
+	var n, all int
+	for i, h := range a.holds {
+		if before[i] {
+			all++
 			if h {
 				n++
 			}
 		}
-		return n == 0 || n == len(a.holds)
+	}
+	return n == 0 || n == all
+}
+
+// conjunctions are the pairs of result atoms over different fields, each
+// one native predicate (a result: of two fields holds where both match): a
+// threshold that matters only once a boolean holds (minutes away with the
+// stove on, once the errand is done) is then one atom, where the chain of
+// its two parts spends two predicates and splits every state they touch. A
+// pair is kept where it says something neither part says: it holds
+// somewhere and differs from both.
+func conjunctions(atoms []atom, before []bool) []atom {
+	var out []atom
+	for i, x := range atoms {
+		for _, y := range atoms[i+1:] {
+			if sharesField(x, y) || !(x.categorical() || y.categorical()) {
+				continue
+			}
+			c := conjunction(x, y)
+			if k := holdsKey(c.holds, before); !c.constant(before) && k != holdsKey(x.holds, before) && k != holdsKey(y.holds, before) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// categorical reports whether a result atom is a field equal to a value
+// (a boolean true, an enum's value), not a threshold: a conjunction is
+// kept only with one, a threshold that matters where a fact holds (two
+// thresholds together are a corner of two numbers, which a chain of the
+// two would find, and they multiply the candidates).
+func (a atom) categorical() bool {
+	for _, m := range a.result {
+		if _, ok := m.(map[string]any)["equals"]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func sharesField(x, y atom) bool {
+	for f := range x.result {
+		if y.reads(f) {
+			return true
+		}
+	}
+	return false
+}
+
+func conjunction(x, y atom) atom {
+	c := atom{name: x.name + "_and_" + y.name, result: maps.Clone(x.result), holds: make([]bool, len(x.holds))}
+	maps.Copy(c.result, y.result)
+	for i := range c.holds {
+		c.holds[i] = x.holds[i] && y.holds[i]
+	}
+	return c
+}
+
+// distinct keeps the first of the atoms that hold at the same events
+// before the hazard: the chain cannot tell them apart, and the first is the
+// simplest (the candidates come simplest first).
+func distinct(atoms []atom, before []bool) []atom {
+	seen := map[string]bool{}
+	return slices.DeleteFunc(atoms, func(a atom) bool {
+		k := holdsKey(a.holds, before)
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+		return false
 	})
 }
 
-func (fv *resultFields) atomsOf(path string) []atom {
+// holdsKey packs holds at the events before the hazard into a string, a
+// bit an event.
+func holdsKey(holds, before []bool) string {
+	b := make([]byte, (len(holds)+7)/8)
+	for i, h := range holds {
+		if h && before[i] {
+			b[i/8] |= 1 << uint(i%8)
+		}
+	}
+	return string(b)
+}
+
+// atomsOf are the atoms of one field, by the type of its values: its
+// values and thresholds are those of the events before the hazard.
+func (fv *resultFields) atomsOf(path string, before []bool) []atom {
 	var bools, nums int
 	strs := map[string]bool{}
 	var numbers []float64
@@ -109,13 +222,14 @@ func (fv *resultFields) atomsOf(path string) []atom {
 		case pcommon.ValueTypeBool:
 			bools++
 		case pcommon.ValueTypeStr:
-			strs[v.Str()] = true
-		case pcommon.ValueTypeInt:
+			if before[i] {
+				strs[v.Str()] = true
+			}
+		case pcommon.ValueTypeInt, pcommon.ValueTypeDouble:
 			nums++
-			numbers = append(numbers, float64(v.Int()))
-		case pcommon.ValueTypeDouble:
-			nums++
-			numbers = append(numbers, v.Double())
+			if x, _ := numberOf(v); before[i] {
+				numbers = append(numbers, x)
+			}
 		}
 	}
 	switch {
@@ -145,7 +259,7 @@ func (fv *resultFields) atomsOf(path string) []atom {
 }
 
 func (fv *resultFields) atom(path, name string, match map[string]any, holds func(pcommon.Value) bool) atom {
-	a := atom{name: name, field: path, match: match, holds: make([]bool, fv.events)}
+	a := atom{name: name, result: map[string]any{path: match}, holds: make([]bool, fv.events)}
 	for i := range fv.events {
 		a.holds[i] = holds(fv.value(path, i))
 	}
@@ -225,8 +339,9 @@ func (fv *resultFields) parseHazard(spec string) (atom, error) {
 // checked refuses a hazard on a field no result carries, or one that never
 // holds.
 func (fv *resultFields) checked(spec string, a atom) (atom, error) {
-	if _, ok := fv.paths[a.field]; !ok {
-		return a, fmt.Errorf("--hazard %q: no tool result read carries the field %q (fields: %s)", spec, a.field,
+	field := slices.Collect(maps.Keys(a.result))[0]
+	if _, ok := fv.paths[field]; !ok {
+		return a, fmt.Errorf("--hazard %q: no tool result read carries the field %q (fields: %s)", spec, field,
 			strings.Join(slices.Sorted(maps.Keys(fv.paths)), ", "))
 	}
 	if !slices.Contains(a.holds, true) {
