@@ -3,6 +3,7 @@
 package predicate
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 
@@ -563,11 +564,11 @@ func compareScalars(a, b scalar, op compareOp) bool {
 	case a.kind == jsonNull || b.kind == jsonNull:
 		return op == opNe
 	case a.kind == jsonStr && b.kind == jsonStr:
-		return ordered(strings.Compare(a.s, b.s), op)
+		return ordered(cmp.Compare(a.s, b.s), op)
 	case a.kind == jsonBool && b.kind == jsonBool:
 		return ordered(boolOrder(a.b, b.b), op)
 	case a.kind == jsonInt && b.kind == jsonInt:
-		return ordered(cmpInt(a.i, b.i), op)
+		return ordered(cmp.Compare(a.i, b.i), op)
 	case a.isNumber() && b.isNumber():
 		return compareFloats(a.float(), b.float(), op)
 	}
@@ -625,14 +626,4 @@ func boolOrder(a, b bool) int {
 		return -1
 	}
 	return 1
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

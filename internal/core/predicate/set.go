@@ -59,11 +59,14 @@ type Set struct {
 	evalCtx  context.Context
 	stateful bool
 	facts    bool // some condition runs natively: gather spanFacts
-	agents   bool // some native condition is an agent's: gather its facts too
-	control  bool // some condition is an agent predicate's: it makes events
-	ottl     bool // some condition runs OTTL: make a TransformContext
-	memo     *jsonMemo
-	compiled *compiledReads // the compiled conditions' reads (ottlcompile.go); nil when none
+	// factsFirst: something before the events' verdict reads the facts
+	// (an agent predicate, a meter, a native events condition)
+	factsFirst bool
+	agents     bool // some native condition is an agent's: gather its facts too
+	control    bool // some condition is an agent predicate's: it makes events
+	ottl       bool // some condition runs OTTL: make a TransformContext
+	memo       *jsonMemo
+	compiled   *compiledReads // the compiled conditions' reads (ottlcompile.go); nil when none
 	// capture predicates: their specs by bit (nil when there are none)
 	captureSpecs []*fieldSpec
 }
@@ -146,6 +149,7 @@ func compile(cfg Config, set Settings, native bool) (*Set, error) {
 	for _, c := range s.conds {
 		s.control = s.control || c.control
 	}
+	s.factsFirst = s.facts && (s.control || len(s.plan.meters) > 0 || s.events.native != nil || s.events.fields != nil)
 	return s, nil
 }
 
@@ -322,8 +326,7 @@ func (ev *evaluation) eval() (isEvent bool, sig Signals) {
 	span := ev.span
 	// The facts are gathered from every attribute: where only events need
 	// them, a span that is not one is spared it.
-	early := s.facts && (s.control || len(s.plan.meters) > 0 || s.events.native != nil || s.events.fields != nil)
-	if early {
+	if s.factsFirst {
 		ev.facts.gather(span, s.agents)
 	}
 	isEvent = ev.holds(&s.events)
@@ -339,7 +342,7 @@ func (ev *evaluation) eval() (isEvent bool, sig Signals) {
 	if !isEvent || deniedByHook(span) {
 		return false, 0
 	}
-	if s.facts && !early {
+	if s.facts && !s.factsFirst {
 		ev.facts.gather(span, s.agents)
 	}
 	for i := range s.conds {
