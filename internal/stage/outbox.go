@@ -64,8 +64,7 @@ func (o *outbox) due() <-chan time.Time {
 func (w *worker[G]) send(ctx context.Context, out ptrace.Traces, journal []uint64, force bool) {
 	o := w.out
 	if o.cfg.Timeout == 0 {
-		w.s.deliver(ctx, out)
-		w.unforgotten = w.s.forget(ctx, append(w.unforgotten, journal...))
+		w.pass(ctx, out, journal)
 		return
 	}
 	if n := out.SpanCount(); n > 0 {
@@ -89,9 +88,14 @@ func (w *worker[G]) flush(ctx context.Context) {
 	}
 	td := o.td
 	o.td, o.spans = ptrace.NewTraces(), 0
-	w.s.deliver(ctx, td)
-	w.unforgotten = w.s.forget(ctx, append(w.unforgotten, o.journal...))
+	w.pass(ctx, td, o.journal)
 	o.journal = o.journal[:0]
+}
+
+// pass delivers td, then forgets its journal entries (and those left over).
+func (w *worker[G]) pass(ctx context.Context, td ptrace.Traces, journal []uint64) {
+	w.s.deliver(ctx, td)
+	w.unforgotten = w.s.forget(ctx, append(w.unforgotten, journal...))
 }
 
 func (o *outbox) arm() {
