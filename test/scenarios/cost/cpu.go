@@ -120,15 +120,7 @@ func rounds(o options, sk *sink, runs []cpuRun) (map[string][]float64, error) {
 // CPU time, from the first request sent to the last span exported, in µs a
 // span.
 func cpuPerSpan(o options, sk *sink, run cpuRun, log, profile string) (float64, error) {
-	s := run.setup
-	pprofAddr := ""
-	if profile != "" {
-		var err error
-		if s, pprofAddr, err = withPprof(s); err != nil {
-			return 0, err
-		}
-	}
-	col, otlp, err := start(o, s, sk, log)
+	col, otlp, pprofAddr, err := startProfiled(o, run.setup, sk, log, profile != "")
 	if err != nil {
 		return 0, err
 	}

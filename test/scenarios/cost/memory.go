@@ -52,14 +52,7 @@ func memoryCost(o options, sk *sink) (result, error) {
 // rssAfter runs s, feeds it l at row 4's pace, and returns its VmRSS once
 // every span was exported and it settled.
 func rssAfter(o options, sk *sink, s setup, l *load, log string) (int64, error) {
-	pprofAddr := ""
-	if o.profile != "" {
-		var err error
-		if s, pprofAddr, err = withPprof(s); err != nil {
-			return 0, err
-		}
-	}
-	col, otlp, err := start(o, s, sk, log)
+	col, otlp, pprofAddr, err := startProfiled(o, s, sk, log, o.profile != "")
 	if err != nil {
 		return 0, err
 	}

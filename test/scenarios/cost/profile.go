@@ -27,6 +27,20 @@ func profilePath(o options, run cpuRun, r int) string {
 	return filepath.Join(o.profile, fmt.Sprintf("%s-round%d.pb.gz", name, r+1))
 }
 
+// startProfiled is start, with the collector's pprof extension on when
+// profiling (its address; "" otherwise).
+func startProfiled(o options, s setup, sk *sink, log string, profiling bool) (*harness.Collector, string, string, error) {
+	pprofAddr := ""
+	if profiling {
+		var err error
+		if s, pprofAddr, err = withPprof(s); err != nil {
+			return nil, "", "", err
+		}
+	}
+	col, otlp, err := start(o, s, sk, log)
+	return col, otlp, pprofAddr, err
+}
+
 // withPprof is s with the collector's pprof extension on a free port.
 func withPprof(s setup) (setup, string, error) {
 	addrs, err := harness.FreeAddrs(1)
