@@ -34,10 +34,11 @@ type dictRoot struct {
 // history.
 func (m *Monitor) stepDict(event Event) {
 	ev := &event
-	if m.dm == nil {
-		m.dm = &dictState{left: m.a.MaxThreads}
+	run := m.state()
+	if run.dm == nil {
+		run.dm = &dictState{left: m.a.MaxThreads}
 	}
-	dm := m.dm
+	dm := run.dm
 	dm.caps = append(dm.caps, ev.Captures)
 	defer func() {
 		if r := recover(); r != nil {
@@ -82,7 +83,7 @@ func (m *Monitor) stepDictRoot(r *dictRoot, ev *Event) bool {
 		m.decided(v, m.treesIfWanted(v, func() []*Record { return []*Record{r.eval.record(m.cycle)} }))
 	}
 	if !alive {
-		m.dm.left += r.rp.spent
+		m.run.dm.left += r.rp.spent
 	}
 	return alive
 }
@@ -102,7 +103,7 @@ var noTrees = []*Record{}
 
 // abandonDict drops every live root after the thread cap was exceeded.
 func (m *Monitor) abandonDict() {
-	dm := m.dm
+	dm := m.run.dm
 	first := m.cycle
 	if len(dm.roots) > 0 {
 		first = dm.roots[0].start
@@ -119,10 +120,10 @@ func (m *Monitor) abandonDict() {
 
 // finishDict applies the end policy to the live roots of capture mode.
 func (m *Monitor) finishDict() {
-	if m.dm == nil {
+	dm := m.dm()
+	if dm == nil {
 		return
 	}
-	dm := m.dm
 	for _, r := range dm.roots {
 		if !r.matched {
 			m.finishLive(r.start, func() *Record { return r.eval.record(m.cycle) })

@@ -60,6 +60,19 @@ type pools struct {
 	funcs   pool[funcEval]
 }
 
+// decidedAtStart tells whether an evaluation of n begun at an event ends
+// there without being built: "p >> x" and "p ; x" where p does not hold,
+// with the vacuous match of the first.
+func decidedAtStart(n *node, ev uint64) (matches uint64, decided bool) {
+	if (n.op == OpCond || n.op == OpConcat) && n.l.op == OpPred && !n.l.leaf.holds(ev) {
+		if n.op == OpCond {
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
 // start begins an evaluation of n whose first step is the next event.
 func (m *machine) start(n *node) evaluation {
 	if m.pools == nil && n.op != OpPred {
@@ -105,11 +118,8 @@ func (m *machine) start(n *node) evaluation {
 // are "trigger >> response" with a trigger that rarely holds, and those end
 // at once, without touching a pool.
 func (m *machine) begin(n *node, ev uint64) (eval evaluation, matches uint64, alive bool) {
-	if (n.op == OpCond || n.op == OpConcat) && n.l.op == OpPred && !n.l.leaf.holds(ev) {
-		if n.op == OpCond {
-			return nil, 1, false // the vacuous match
-		}
-		return nil, 0, false
+	if matches, decided := decidedAtStart(n, ev); decided {
+		return nil, matches, false
 	}
 	eval = m.start(n)
 	matches, alive = eval.step(m, ev)

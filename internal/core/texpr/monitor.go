@@ -151,16 +151,63 @@ type root struct {
 // It is not safe for concurrent use.
 type Monitor struct {
 	a         *Assertion // its compiled expression is a.prog
-	mach      machine
-	roots     []root
-	dm        *dictState // capture mode (captures.go); nil otherwise
+	run       *running   // nil until an evaluation outlives its start event or a verdict is reported
 	hist      []stored   // events from cycle base on: what a replay may need
 	base      int
 	cycle     int
-	verdicts  []Verdict
-	errors    int32 // with finished and replaying, one word: a monitor is kept per assertion per open group
-	finished  bool  // Finish ran: the next Step starts a new sequence
-	replaying bool  // Replay: verdicts are decided without their trees
+	errors    int32
+	finished  bool // Finish ran: the next Step starts a new sequence
+	replaying bool // Replay: verdicts are decided without their trees
+}
+
+// running is what a monitor keeps only once it has something running or to
+// report: a processor holds a monitor per assertion per open group, and in
+// most groups most triggers have not held, so those monitors are a history
+// and a few counters.
+type running struct {
+	mach     machine
+	roots    []root
+	dm       *dictState // capture mode (captures.go); nil otherwise
+	verdicts []Verdict
+}
+
+// state is the monitor's running part, made when first needed.
+func (m *Monitor) state() *running {
+	if m.run == nil {
+		m.run = &running{}
+	}
+	return m.run
+}
+
+// roots are the live top-level evaluations of the fast mode.
+func (m *Monitor) roots() []root {
+	if m.run == nil {
+		return nil
+	}
+	return m.run.roots
+}
+
+// dm is the capture mode's state; nil in the fast mode and before the first event.
+func (m *Monitor) dm() *dictState {
+	if m.run == nil {
+		return nil
+	}
+	return m.run.dm
+}
+
+// verdicts are the verdicts the last Step or Finish decided.
+func (m *Monitor) verdicts() []Verdict {
+	if m.run == nil {
+		return nil
+	}
+	return m.run.verdicts
+}
+
+// clearVerdicts starts a Step's or a Finish's verdicts.
+func (m *Monitor) clearVerdicts() {
+	if m.run != nil {
+		m.run.verdicts = m.run.verdicts[:0]
+	}
 }
 
 // NewMonitor returns a monitor for a. Its expression may use at most
@@ -212,15 +259,19 @@ func (m *Monitor) Replay(ev Event) {
 // mode keeps nothing.
 func (m *Monitor) Reset() {
 	a := m.a
-	if m.dm != nil || a.dict {
+	if m.dm() != nil || a.dict {
 		m.init(a)
 		return
 	}
-	for _, r := range m.roots {
-		r.eval.free(&m.mach)
+	run := m.run
+	if run != nil {
+		for _, r := range run.roots {
+			r.eval.free(&run.mach)
+		}
+		clear(run.roots)
+		*run = running{mach: machine{pools: run.mach.pools}, roots: run.roots[:0], verdicts: run.verdicts[:0]}
 	}
-	clear(m.roots)
-	*m = Monitor{a: a, base: 1, mach: machine{pools: m.mach.pools}, roots: m.roots[:0], hist: m.hist[:0], verdicts: m.verdicts[:0]}
+	*m = Monitor{a: a, base: 1, run: run, hist: m.hist[:0]}
 }
 
 // Cycle is the number of events consumed since the last Finish.
@@ -228,30 +279,38 @@ func (m *Monitor) Cycle() int { return m.cycle }
 
 // Live is the number of top-level evaluations still running.
 func (m *Monitor) Live() int {
-	if m.dm != nil {
-		return len(m.roots) + len(m.dm.roots)
+	if dm := m.dm(); dm != nil {
+		return len(m.roots()) + len(dm.roots)
 	}
-	return len(m.roots)
+	return len(m.roots())
 }
 
 // Threads is the number of live sub-evaluations (in capture mode, the
 // sub-evaluations the live roots created).
 func (m *Monitor) Threads() int {
-	if m.dm != nil {
-		return m.mach.live + m.a.MaxThreads - m.dm.left
+	if dm := m.dm(); dm != nil {
+		return m.threads() + m.a.MaxThreads - dm.left
 	}
-	return m.mach.live
+	return m.threads()
+}
+
+// threads are the fast mode's live sub-evaluations.
+func (m *Monitor) threads() int {
+	if m.run == nil {
+		return 0
+	}
+	return m.run.mach.live
 }
 
 // Step consumes the next event and returns the verdicts it decided. The slice
 // is reused by the next call.
 func (m *Monitor) Step(ev Event) []Verdict {
-	m.verdicts = m.verdicts[:0]
+	m.clearVerdicts()
 	if m.finished {
 		m.hist, m.base, m.cycle, m.finished = m.hist[:0], 1, 0, false
-		if m.dm != nil {
-			clear(m.dm.caps)
-			m.dm.caps = m.dm.caps[:0]
+		if dm := m.dm(); dm != nil {
+			clear(dm.caps)
+			dm.caps = dm.caps[:0]
 		}
 	}
 	m.prune()
@@ -259,51 +318,65 @@ func (m *Monitor) Step(ev Event) []Verdict {
 	m.hist = append(m.hist, stored{ev.Bits, ev.Time, ev.Ref})
 	if m.a.dict {
 		m.stepDict(ev) // by value: a pointer would move every Step's event to the heap
-		return m.verdicts
+		return m.verdicts()
 	}
-	live := m.roots[:0]
-	for i, r := range m.roots {
-		if m.stepRoot(&r, ev) {
-			live = append(live, r)
-		}
-		if m.mach.live > m.a.MaxThreads {
-			m.roots = append(live, m.roots[i+1:]...)
-			m.abandon()
-			return m.verdicts
-		}
+	if m.stepRoots(ev) {
+		return m.verdicts()
 	}
-	if n := len(live); n < len(m.roots) {
-		clear(m.roots[n:])
-	}
-	m.roots = live
 	if !m.a.Anchored || m.cycle == 1 {
 		m.startRoot(ev)
 	}
-	if m.mach.live > m.a.MaxThreads {
+	if m.threads() > m.a.MaxThreads {
 		m.abandon()
 	}
-	return m.verdicts
+	return m.verdicts()
+}
+
+// stepRoots advances the live top-level evaluations; true when the thread
+// cap was exceeded and they were abandoned.
+func (m *Monitor) stepRoots(ev Event) bool {
+	run := m.run
+	if run == nil || len(run.roots) == 0 {
+		return false
+	}
+	live := run.roots[:0]
+	for i, r := range run.roots {
+		if m.stepRoot(&r, ev) {
+			live = append(live, r)
+		}
+		if run.mach.live > m.a.MaxThreads {
+			run.roots = append(live, run.roots[i+1:]...)
+			m.abandon()
+			return true
+		}
+	}
+	clear(run.roots[len(live):])
+	run.roots = live
+	return false
 }
 
 // startRoot begins the evaluation that starts at this event; most end at
-// once, and only a survivor is kept.
+// once, and only a survivor is kept. One whose trigger does not hold is
+// decided without the running part.
 func (m *Monitor) startRoot(ev Event) {
 	r := root{start: m.cycle}
-	var k uint64
-	var alive bool
-	r.eval, k, alive = m.mach.begin(m.a.prog, ev.Bits)
+	k, decided := decidedAtStart(m.a.prog, ev.Bits)
+	alive := false
+	if !decided {
+		r.eval, k, alive = m.state().mach.begin(m.a.prog, ev.Bits)
+	}
 	m.settle(&r, k, alive)
 	if alive {
-		m.roots = append(m.roots, r)
+		m.run.roots = append(m.run.roots, r)
 	}
 }
 
 // stepRoot advances a top-level evaluation and frees it when it terminated.
 func (m *Monitor) stepRoot(r *root, ev Event) bool {
-	k, alive := r.eval.step(&m.mach, ev.Bits)
+	k, alive := r.eval.step(&m.run.mach, ev.Bits)
 	m.settle(r, k, alive)
 	if !alive {
-		r.eval.free(&m.mach)
+		r.eval.free(&m.run.mach)
 	}
 	return alive
 }
@@ -322,15 +395,16 @@ func (m *Monitor) settle(r *root, matches uint64, alive bool) {
 
 // abandon frees every live evaluation after the thread cap was exceeded.
 func (m *Monitor) abandon() {
-	v := Verdict{Kind: Error, Start: m.roots[0].start, End: m.cycle, Count: uint64(len(m.roots)), Violation: true,
+	run := m.run
+	v := Verdict{Kind: Error, Start: run.roots[0].start, End: m.cycle, Count: uint64(len(run.roots)), Violation: true,
 		TreeNote: fmt.Sprintf("more than %d live threads: %d evaluations started at cycles %d..%d abandoned",
-			m.a.MaxThreads, len(m.roots), m.roots[0].start, m.cycle)}
+			m.a.MaxThreads, len(run.roots), run.roots[0].start, m.cycle)}
 	m.emit(v, nil)
-	for _, r := range m.roots {
-		r.eval.free(&m.mach)
+	for _, r := range run.roots {
+		r.eval.free(&run.mach)
 	}
-	clear(m.roots)
-	m.roots = m.roots[:0]
+	clear(run.roots)
+	run.roots = run.roots[:0]
 	m.errors++
 }
 
@@ -341,18 +415,20 @@ func (m *Monitor) Errors() int { return int(m.errors) }
 // starts a new sequence at cycle 1; until then Timestamp still answers for
 // the verdicts returned.
 func (m *Monitor) Finish() []Verdict {
-	m.verdicts = m.verdicts[:0]
+	m.clearVerdicts()
 	m.finishDict()
-	for _, r := range m.roots {
-		if !r.matched {
-			m.finishLive(r.start, nil)
+	if run := m.run; run != nil {
+		for _, r := range run.roots {
+			if !r.matched {
+				m.finishLive(r.start, nil)
+			}
+			r.eval.free(&run.mach)
 		}
-		r.eval.free(&m.mach)
+		clear(run.roots)
+		run.roots = run.roots[:0]
 	}
-	clear(m.roots)
-	m.roots = m.roots[:0]
 	m.finished = true
-	return m.verdicts
+	return m.verdicts()
 }
 
 // finishLive applies the end policy to a live evaluation started at start;
@@ -396,7 +472,8 @@ func (m *Monitor) emit(v Verdict, trees []*Record) {
 	case m.wantsTree(v):
 		m.explain(&v)
 	}
-	m.verdicts = append(m.verdicts, v)
+	run := m.state()
+	run.verdicts = append(run.verdicts, v)
 }
 
 // stored is an event as the history keeps it; capture mode keeps the
@@ -416,8 +493,8 @@ func (m *Monitor) event(cycle int) stored { return m.hist[cycle-m.base] }
 func (m *Monitor) replayed(cycle int) Event {
 	h := m.hist[cycle-m.base]
 	ev := Event{Bits: h.Bits, Time: h.Time, Ref: h.Ref}
-	if m.dm != nil {
-		ev.Captures = m.dm.caps[cycle-m.base]
+	if dm := m.dm(); dm != nil {
+		ev.Captures = dm.caps[cycle-m.base]
 	}
 	return ev
 }
@@ -430,11 +507,12 @@ func (m *Monitor) Timestamp(cycle int) int64 { return m.event(cycle).Time }
 // when at least half the history is dead, so each event is copied O(1) times.
 func (m *Monitor) prune() {
 	oldest := m.cycle + 1
-	if len(m.roots) > 0 {
-		oldest = m.roots[0].start
+	if roots := m.roots(); len(roots) > 0 {
+		oldest = roots[0].start
 	}
-	if m.dm != nil && len(m.dm.roots) > 0 {
-		oldest = m.dm.roots[0].start
+	dm := m.dm()
+	if dm != nil && len(dm.roots) > 0 {
+		oldest = dm.roots[0].start
 	}
 	dead := oldest - m.base
 	if dead == 0 || dead*2 < len(m.hist) {
@@ -443,10 +521,10 @@ func (m *Monitor) prune() {
 	// Stored events hold no pointers: the dropped tail needs no clearing.
 	n := copy(m.hist, m.hist[dead:])
 	m.hist = m.hist[:n]
-	if m.dm != nil {
-		copy(m.dm.caps, m.dm.caps[dead:])
-		clear(m.dm.caps[n:])
-		m.dm.caps = m.dm.caps[:n]
+	if dm != nil {
+		copy(dm.caps, dm.caps[dead:])
+		clear(dm.caps[n:])
+		dm.caps = dm.caps[:n]
 	}
 	m.base = oldest
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // run feeds signals through an assertion and lists its verdicts in order.
@@ -139,5 +140,36 @@ func TestRefsAndTimestamps(t *testing.T) {
 	vs := m.Step(Event{Bits: 0, Time: 3000, Ref: 9})
 	if len(vs) != 1 || vs[0].StartRef != 7 || vs[0].EndRef != 9 || m.Timestamp(vs[0].End) != 3000 {
 		t.Fatalf("verdicts %+v", vs)
+	}
+}
+
+// A monitor is kept per assertion per open group: one whose trigger has not
+// held is its history and a few counters, without the running part.
+func TestIdleMonitorKeepsNoRunningPart(t *testing.T) {
+	if size := unsafe.Sizeof(Monitor{}); size > 64 {
+		t.Errorf("a Monitor is %d bytes, more than 64", size)
+	}
+	e, err := Parse("a >> b", []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMonitor(Assertion{Expr: e})
+	for i := 0; i < 10; i++ {
+		if vs := m.Step(Event{Bits: 0b10, Ref: i}); len(vs) > 0 {
+			t.Fatalf("step %d: %v", i, vs)
+		}
+	}
+	if m.run != nil {
+		t.Error("a monitor whose trigger never held made its running part")
+	}
+	m.Step(Event{Bits: 0b01, Ref: 10})
+	if m.run == nil || m.Live() != 1 {
+		t.Fatalf("after its trigger: running %v, %d live", m.run != nil, m.Live())
+	}
+	if vs := m.Step(Event{Bits: 0b10, Ref: 11}); len(vs) != 0 {
+		t.Fatalf("the response: %v", vs)
+	}
+	if m.Live() != 0 || m.Threads() != 0 {
+		t.Errorf("after the response: %d live, %d threads", m.Live(), m.Threads())
 	}
 }

@@ -37,6 +37,23 @@ func (f *fifo) popDue(now time.Time, fn func(deadline)) {
 		clear(f.q[n:])
 		f.q, f.head = f.q[:n], 0
 	}
+	f.shrink()
+}
+
+// minRoom is the room a queue keeps however little it holds.
+const minRoom = 256
+
+// shrink lets go of the room a burst needed once the queue holds less than
+// a quarter of it: a queue keeps room for one wait's arrivals, and a burst
+// held until its wait ended would otherwise be paid for as long as the
+// collector runs.
+func (f *fifo) shrink() {
+	if c := cap(f.q); c <= minRoom || 4*f.len() >= c {
+		return
+	}
+	q := make([]deadline, f.len(), max(2*f.len(), minRoom))
+	copy(q, f.q[f.head:])
+	f.q, f.head = q, 0
 }
 
 func (f *fifo) reset() {
