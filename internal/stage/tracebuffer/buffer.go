@@ -35,6 +35,7 @@ type Config struct {
 type Buffer struct {
 	cfg      Config
 	traces   map[pcommon.TraceID]*Trace
+	peak     int      // the most traces held since traces was made: a map keeps the room it once needed
 	arrivals []*Trace // first-arrival order, for eviction; may hold released traces
 	waits    fifo     // Wait after each trace's latest arrival
 	roots    fifo     // RootWait after each root's arrival
@@ -137,6 +138,7 @@ func (b *Buffer) destination(id pcommon.TraceID, late ptrace.Traces, rs ptrace.R
 		if !ok {
 			t = &Trace{ID: id, Spans: ptrace.NewTraces(), first: now}
 			b.traces[id] = t
+			b.peak = max(b.peak, len(b.traces))
 			b.arrivals = append(b.arrivals, t)
 		}
 		target = t.Spans
@@ -253,6 +255,9 @@ func (b *Buffer) Flush() []*Trace {
 func (b *Buffer) release(t *Trace, r Reason) *Trace {
 	t.Reason = r
 	delete(b.traces, t.ID)
+	if len(b.traces) == 0 && b.peak > minRoom { // let go of a burst's room
+		b.traces, b.peak = map[pcommon.TraceID]*Trace{}, 0
+	}
 	b.released.add(t.ID)
 	b.spans -= t.Count
 	return t
@@ -265,6 +270,9 @@ func (b *Buffer) compactArrivals() {
 		return
 	}
 	b.arrivals = slices.DeleteFunc(b.arrivals, func(t *Trace) bool { return !b.holds(t) })
+	if cap(b.arrivals) > max(4*len(b.arrivals), minRoom) {
+		b.arrivals = append(make([]*Trace, 0, 2*len(b.arrivals)), b.arrivals...)
+	}
 }
 
 // sortByStart orders traces released together by their earliest span, so

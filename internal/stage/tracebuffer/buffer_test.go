@@ -309,3 +309,24 @@ func TestTakeAndRefresh(t *testing.T) {
 		t.Error("Refresh remembered a trace never released")
 	}
 }
+
+// A burst of traces held and released leaves no room behind: the trace map,
+// the eviction queue and the deadline queues are made small again, and the
+// buffer works on as before.
+func TestBurstRoomIsLetGo(t *testing.T) {
+	b := New(Config{Wait: time.Second, MaxTraces: 100_000, RememberReleased: 10})
+	const burst = 10_000
+	for n := range burst {
+		b.Add(batch(span{n, 1, true}), t0)
+	}
+	if got := len(b.Expire(t0.Add(2 * time.Second))); got != burst {
+		t.Fatalf("%d released, want %d", got, burst)
+	}
+	b.Add(batch(span{burst, 1, true}), t0.Add(3*time.Second)) // compacts the eviction queue
+	if b.peak > minRoom || cap(b.arrivals) > minRoom || cap(b.waits.q) > minRoom {
+		t.Errorf("after the burst: a map made for %d traces, room for %d arrivals and %d deadlines", b.peak, cap(b.arrivals), cap(b.waits.q))
+	}
+	if out := b.Expire(t0.Add(5 * time.Second)); len(out) != 1 || out[0].ID != traceID(burst) {
+		t.Fatalf("after the burst: %d released", len(out))
+	}
+}

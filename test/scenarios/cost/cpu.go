@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentguard/agentguard/test/harness"
 )
@@ -144,6 +145,15 @@ func cpuPerSpan(o options, sk *sink, run cpuRun, log, profile string) (float64, 
 	after, err := harness.ProcessCPU(col.Pid())
 	if err != nil {
 		return 0, err
+	}
+	if retries > 0 {
+		progress("%s: %d requests refused and sent again", run.key, retries)
+	}
+	if profile != "" { // after the CPU was read: fetching it costs the collector some
+		allocs := strings.TrimSuffix(profile, ".pb.gz") + "-allocs.pb.gz"
+		if err := fetchPprof(pprofAddr, "allocs", allocs); err != nil {
+			progress("profile %s: %v", allocs, err)
+		}
 	}
 	return (after - before).Seconds() * 1e6 / float64(run.load.spans), nil
 }

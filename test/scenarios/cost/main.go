@@ -44,7 +44,7 @@ type options struct {
 	bin     string       // the built collector
 	rows    map[int]bool // the rows to measure
 	dir     string       // the configurations written and the collectors' logs
-	profile string       // rows 1–3: where each run's CPU profile goes ("": none)
+	profile string       // rows 1–3: where each run's CPU and allocation profiles go ("": none)
 }
 
 func main() {
@@ -73,7 +73,7 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.senders, "senders", 4, "rows 1-3: concurrent senders")
 	flag.BoolVar(&o.bench, "bench", true, "row 6: run temporalcheck's ThroughputParallel benchmark at 1 and 2 cores")
 	flag.StringVar(&o.bin, "collector", "dist/otelcol-agentguard", "the built collector")
-	flag.StringVar(&o.profile, "profile", "", "write each CPU run's profile (rows 1-3) and each collector's heap (row 4) to this directory, from the collector's pprof extension")
+	flag.StringVar(&o.profile, "profile", "", "write each CPU run's profile and allocations (rows 1-3) and each collector's heap (row 4) to this directory, from the collector's pprof extension")
 	rows := flag.String("rows", "1,2,3,4,5,6", "the rows to measure, by number")
 	flag.Parse()
 	if o.rounds < 1 || o.n < 1 || o.groups < 1 || o.senders < 1 {
