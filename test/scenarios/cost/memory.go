@@ -75,6 +75,10 @@ func rssAfter(o options, sk *sink, s setup, l *load, log string) (int64, error) 
 		if err := fetchPprof(pprofAddr, "heap?gc=1", path); err != nil {
 			progress("profile %s: %v", path, err)
 		}
+		stats := strings.TrimSuffix(path, ".pb.gz") + ".txt" // the runtime's MemStats: heap in use, idle, released
+		if err := fetchPprof(pprofAddr, "heap?debug=1", stats); err != nil {
+			progress("profile %s: %v", stats, err)
+		}
 	}
 	return rss, nil
 }
