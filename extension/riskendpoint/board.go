@@ -21,6 +21,11 @@ type Board interface {
 	// Open is a new slot for group, replacing any slot of that key. It is
 	// called once per group, when the group opens.
 	Open(group string) *Slot
+	// Resume is the slot open under group, or, when there is none, a new
+	// one as Open makes: a group rebuilt from its saved form while it is
+	// still open (a dormant group, woken or asked about) keeps its latest
+	// decision.
+	Resume(group string) *Slot
 	// Close drops group's slot, if it is still s: the group has ended.
 	Close(group string, s *Slot)
 }
@@ -87,6 +92,18 @@ func (b *board) Open(group string) *Slot {
 	sh.mu.Lock()
 	sh.slots[group] = s
 	sh.mu.Unlock()
+	return s
+}
+
+func (b *board) Resume(group string) *Slot {
+	sh := b.shard(group)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s, ok := sh.slots[group]
+	if !ok {
+		s = &Slot{}
+		sh.slots[group] = s
+	}
 	return s
 }
 

@@ -171,6 +171,24 @@ func TestCloseKeepsANewerSlot(t *testing.T) {
 	}
 }
 
+// Resume keeps the slot open under a key, with its latest decision, and
+// makes one only when there is none.
+func TestResumeKeepsTheOpenSlot(t *testing.T) {
+	b := newBoard()
+	open := b.Open("g")
+	open.Publish(&Decision{Group: "g", Event: 3})
+	if got := b.Resume("g"); got != open {
+		t.Fatal("Resume made a new slot for an open group")
+	}
+	if d, _ := b.latest("g"); d == nil || d.Event != 3 {
+		t.Fatalf("the latest decision after Resume: %+v", d)
+	}
+	b.Close("g", open)
+	if fresh := b.Resume("g"); fresh == open || b.len() != 1 {
+		t.Errorf("Resume after Close: the closed slot back, or %d slots", b.len())
+	}
+}
+
 // What the endpoint refuses, and how.
 func TestRefusals(t *testing.T) {
 	board, base := startEndpoint(t)

@@ -91,7 +91,13 @@ func (s *Stage[G]) askOnce(ctx context.Context, key string, after pcommon.SpanID
 func (w *worker[G]) hypothesis(key string, action ptrace.Traces) Hypothesis[G] {
 	var h Hypothesis[G]
 	latch := w.src.NewLatch()
-	if g, ok := w.groups.Get(key); ok {
+	g, ok := w.groups.Get(key)
+	if data, dormant := w.dormant.Get(key); !ok && dormant {
+		// Rebuilt for the question only: it stays dormant, and a question
+		// is not activity.
+		g, ok = w.rebuildForQuestion(key, data)
+	}
+	if ok {
 		h.Open, h.State, h.History, latch = true, g.state, g.history, g.latch.Clone()
 		if g.service != nil {
 			setService(action, *g.service)

@@ -5,7 +5,6 @@ package stage
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -80,12 +79,6 @@ func appendSaved(b []byte, g savedGroup) []byte {
 	b = checkpoint.AppendString(b, g.service)
 	b = checkpoint.AppendBytes(b, g.state)
 	return checkpoint.AppendBytes(b, g.meters)
-}
-
-// savedSize is at least the bytes appendSaved writes for g.
-func savedSize(g savedGroup) int {
-	const varints = 5 * binary.MaxVarintLen64
-	return varints + 1 + 16 + 8 + len(g.key) + len(g.service) + len(g.state) + len(g.meters) + 4*binary.MaxVarintLen64
 }
 
 // header is a checkpoint's first fields.
@@ -299,6 +292,10 @@ func (s *Stage[G]) restoreKept(kept [][]byte) error {
 // runs on the worker.
 func (w *worker[G]) snapshot(p *part) {
 	cp := w.s.eval.(Checkpointer[G])
+	w.dormant.Each(func(_ string, _ int64, saved []byte) { // saved as a checkpoint saves them
+		p.data = append(p.data, saved...)
+		p.groups++
+	})
 	w.groups.Each(func(key string, seen int64, g *group[G]) {
 		p.data = appendSaved(p.data, w.saved(cp, key, seen, g))
 		p.groups++

@@ -114,6 +114,11 @@ type Config struct {
 	// it, or with 0, one that comes back is marked partial. Needs a
 	// Checkpointer evaluator; without one nothing is kept.
 	Retention time.Duration
+	// CompactAfter: an open group idle this long is kept in its saved form
+	// (as a checkpoint holds it) until its next span, a question about it,
+	// or its end, which rebuild it (0: never). Needs a Checkpointer
+	// evaluator; without one nothing is compacted.
+	CompactAfter time.Duration
 	// ID is the processor's: its storage client's name.
 	ID component.ID
 	// AfterCheckpoint, if set, runs after each checkpoint written.

@@ -164,6 +164,10 @@ func (w *worker[G]) giveUp(ctx context.Context, cp Checkpointer[G], key string) 
 		g, _ := w.groups.Remove(key)
 		w.s.openGroups.Add(-1)
 		saved = w.saveGroup(cp, key, seen, g)
+	} else if data, ok := w.dormant.Remove(key); ok {
+		w.s.openGroups.Add(-1)
+		w.s.dormantGroups.Add(-1)
+		saved = data
 	} else if data, ok := w.retained.Remove(key); ok {
 		saved = data
 	} else {

@@ -33,7 +33,7 @@ func (t tierOf) TakeOver(ctx context.Context, key, fingerprint string) ([]byte, 
 func member(t *testing.T, r *recorder, clock *time.Time, tier Tier) *Stage[*recGroup] {
 	t.Helper()
 	cfg := baseConfig()
-	cfg.Retention = time.Hour
+	cfg.Retention, cfg.CompactAfter = time.Hour, 10*time.Second
 	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
 	s.UseClock(func() time.Time { return *clock })
 	if tier != nil {

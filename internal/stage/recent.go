@@ -14,6 +14,7 @@ import "time"
 type Recent[T any] struct {
 	oldest, newest *entry[T]
 	byKey          map[string]*entry[T]
+	peak           int // the most groups byKey held since it was made: a map keeps the room it once needed
 	// free holds entries removed, for the next groups (up to maxFree): a
 	// group a trace, kept after its end and forgotten later, would
 	// otherwise cost an allocation at each step.
@@ -45,6 +46,7 @@ func (r *Recent[T]) Touch(key string, now time.Time, create func() T) T {
 	} else {
 		e = r.newEntry(key, create())
 		r.byKey[key] = e
+		r.peak = max(r.peak, len(r.byKey))
 	}
 	e.seen = now.UnixNano()
 	r.append(e)
@@ -88,10 +90,25 @@ func (r *Recent[T]) Remove(key string) (T, bool) {
 		return zero, false
 	}
 	delete(r.byKey, key)
+	r.shrink()
 	r.unlink(e)
 	v := e.value
 	r.recycle(e)
 	return v, true
+}
+
+// shrink lets go of the room the table once needed when it holds less
+// than a quarter of it: groups that all went dormant, or a burst that
+// ended. Each rebuild copies at most a quarter of the peak it follows.
+func (r *Recent[T]) shrink() {
+	if r.peak <= 1024 || 4*len(r.byKey) >= r.peak {
+		return
+	}
+	byKey := make(map[string]*entry[T], len(r.byKey))
+	for k, e := range r.byKey {
+		byKey[k] = e
+	}
+	r.byKey, r.peak = byKey, len(byKey)
 }
 
 func (r *Recent[T]) newEntry(key string, value T) *entry[T] {

@@ -3,13 +3,12 @@
 package stage
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/agentguard/agentguard/internal/checkpoint"
 )
 
 // A conversation whose user pauses longer than group_timeout is not over:
@@ -76,12 +75,7 @@ func (w *worker[G]) resume(ctx context.Context, key string) *group[G] {
 			return nil
 		}
 	}
-	r := checkpoint.NewReader(data)
-	sg := decodeSaved(r, func(name string) string { return "kept group: " + name }, checkpointVersion)
-	g, err := w.restored(sg)
-	if err == nil {
-		err = r.End("kept group")
-	}
+	g, err := w.rebuild(data, "kept group")
 	if err != nil {
 		// It was written by this process from a state it held: an error is a bug.
 		w.s.Warnings.Once("resume", "a kept group could not be taken back; it starts afresh, marked partial", zap.String("group", key), zap.Error(err))
@@ -124,8 +118,9 @@ func (w *worker[G]) saved(cp Checkpointer[G], key string, seen int64, g *group[G
 		trace: g.trace, span: g.lastSpan, service: service, state: w.stateBuf[:n], meters: w.stateBuf[n:]}
 }
 
-// saveGroup is a group's saved form in a buffer of its own, sized once.
+// saveGroup is a group's saved form in a buffer of its own, of its exact
+// size: kept and dormant groups are many.
 func (w *worker[G]) saveGroup(cp Checkpointer[G], key string, seen int64, g *group[G]) []byte {
-	sg := w.saved(cp, key, seen, g)
-	return appendSaved(make([]byte, 0, savedSize(sg)), sg)
+	w.savedBuf = appendSaved(w.savedBuf[:0], w.saved(cp, key, seen, g))
+	return bytes.Clone(w.savedBuf)
 }

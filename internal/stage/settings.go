@@ -60,6 +60,12 @@ type Settings struct {
 	// back starts afresh, marked partial (unset: DefaultRetention; 0: none is
 	// kept). Kept groups count against max_traces and go into checkpoints.
 	Retention *time.Duration `mapstructure:"retention"`
+	// CompactAfter: a group with no new trace for this long is kept in its
+	// saved form (as a checkpoint holds it, a few bytes an event) until its
+	// next trace, a question about it or its end, which rebuild it by
+	// replaying its events: an idle conversation then costs a fraction of
+	// the memory (unset: DefaultCompactAfter; 0: never).
+	CompactAfter *time.Duration `mapstructure:"compact_after"`
 	// WarnUnheldAfter: a predicate that has not held in this many events in
 	// a row is logged once at WARN, a misspelt tool or agent name being the
 	// usual cause (0: never).
@@ -86,7 +92,8 @@ func (s Settings) Check() error {
 	}
 	return errors.Join(append(errs, s.bounds().Validate(),
 		NonNegativeInt("warn_unheld_after", s.WarnUnheldAfter), NonNegativeDuration("warm_up", s.warmUp()),
-		NonNegativeDuration("retention", s.retention()), NonNegativeDuration("warn_typos_after", s.warnTyposAfter()),
+		NonNegativeDuration("retention", s.retention()), NonNegativeDuration("compact_after", s.compactAfter()),
+		NonNegativeDuration("warn_typos_after", s.warnTyposAfter()),
 		PositiveDuration("checkpoint_interval", s.CheckpointInterval), s.SendBatch.check())...)
 }
 
@@ -94,7 +101,7 @@ func (s Settings) Check() error {
 // rest (Late, OnArrival, Scope, ID, the callbacks).
 func (s Settings) StageConfig() Config {
 	return Config{Bounds: s.bounds(), GroupBy: s.GroupBy, WarnUnheldAfter: s.WarnUnheldAfter, WarmUp: s.warmUp(),
-		Storage: s.Storage, CheckpointEvery: s.CheckpointInterval, Retention: s.retention(), WarnTyposAfter: s.warnTyposAfter(),
+		Storage: s.Storage, CheckpointEvery: s.CheckpointInterval, Retention: s.retention(), CompactAfter: s.compactAfter(), WarnTyposAfter: s.warnTyposAfter(),
 		SendBatch: s.SendBatch}
 }
 
@@ -124,6 +131,22 @@ func (s Settings) retention() time.Duration {
 	}
 	return *s.Retention
 }
+
+// DefaultCompactAfter is how long a group is idle before it is kept in its
+// saved form, when compact_after is not set: longer than the pause between
+// the traces of one turn, shorter than most pauses between turns.
+const DefaultCompactAfter = 10 * time.Second
+
+// compactAfter is compact_after, DefaultCompactAfter when it is not set.
+func (s Settings) compactAfter() time.Duration {
+	if s.CompactAfter == nil {
+		return DefaultCompactAfter
+	}
+	return *s.CompactAfter
+}
+
+// CompactAfterSet reports whether compact_after was set in the configuration.
+func (s Settings) CompactAfterSet() bool { return s.CompactAfter != nil }
 
 // RetentionSet reports whether retention was set in the configuration.
 func (s Settings) RetentionSet() bool { return s.Retention != nil }

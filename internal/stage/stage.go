@@ -80,7 +80,9 @@ type Stage[G any] struct {
 	queued  *backlog
 
 	openGroups atomic.Int64
-	warm       warmUp
+	// dormantGroups are the open groups kept in their saved form (dormant.go).
+	dormantGroups atomic.Int64
+	warm          warmUp
 
 	store          storage.Client // nil without Config.Storage
 	journal        *journal       // the spans held, in store; nil without it
@@ -539,6 +541,10 @@ func (s *Stage[G]) recordHeld(ctx context.Context, sh *shard) {
 
 // OpenGroups is the number of groups open in the workers.
 func (s *Stage[G]) OpenGroups() int { return int(s.openGroups.Load()) }
+
+// DormantGroups is how many of the open groups are kept in their saved form,
+// idle for compact_after.
+func (s *Stage[G]) DormantGroups() int { return int(s.dormantGroups.Load()) }
 
 // Held is the number of traces held.
 func (s *Stage[G]) Held() int {

@@ -34,9 +34,11 @@ type worker[G any] struct {
 	forgotten *forgotten         // groups ended early, or kept and let go: a return is marked partial
 	retained  *Recent[[]byte]    // groups that ended idle, saved, for Retention: a later turn continues them
 	released  *Recent[[]byte]    // traces that were groups of their own, ended at their release, saved for group_timeout: late spans continue them
+	dormant   *Recent[[]byte]    // open groups idle for compact_after, saved (dormant.go)
 	judged    *judgedSpans       // nil unless Config.RememberJudged
 	held      *heldKeys          // in a tier: the keys of its groups, for hand-overs
 	stateBuf  []byte             // scratch for a group's saved state (saved)
+	savedBuf  []byte             // scratch for a group's saved form (saveGroup)
 	// unforgotten is journal entries of spans passed on that the storage
 	// did not delete: tried again with the next item, and meanwhile no
 	// checkpoint is written.
@@ -75,7 +77,7 @@ func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups in
 	return &worker[G]{
 		s: s, src: src, in: newInbox[G](), stopped: make(chan struct{}),
 		groups: NewRecent[*group[G]](), maxGroups: maxGroups, tally: s.watch.newTally(), services: map[string]*string{},
-		forgotten: newForgotten(maxGroups), retained: NewRecent[[]byte](), released: NewRecent[[]byte](), index: int(seed), judged: rememberJudged(s.cfg.RememberJudged),
+		forgotten: newForgotten(maxGroups), retained: NewRecent[[]byte](), released: NewRecent[[]byte](), dormant: NewRecent[[]byte](), index: int(seed), judged: rememberJudged(s.cfg.RememberJudged),
 		out:      newOutbox(s.cfg.SendBatch),
 		verdicts: verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
 	}
@@ -126,17 +128,18 @@ func (w *worker[G]) do(item work[G]) {
 		w.judge(ctx, &b, l.key, l.own, l.spans, l.start, item.now, item.now)
 		l.spans.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
 	}
-	for w.groups.Len() > w.maxGroups {
-		w.end(ctx, &b, w.groups.Oldest(), endBound, item.now)
+	for w.openCount() > w.maxGroups {
+		w.end(ctx, &b, w.oldestOpen(), endBound, item.now)
 	}
 	if item.idle {
-		for _, key := range w.groups.Idle(item.now, w.s.cfg.GroupTimeout) {
+		for _, key := range append(w.dormant.Idle(item.now, w.s.cfg.GroupTimeout), w.groups.Idle(item.now, w.s.cfg.GroupTimeout)...) {
 			w.end(ctx, &b, key, endIdle, item.now)
 		}
 		w.expireRetained(item.now)
+		w.compact(item.now)
 	}
 	if item.final {
-		for _, key := range w.groups.Keys() {
+		for _, key := range append(w.dormant.Keys(), w.groups.Keys()...) {
 			w.end(ctx, &b, key, endShutdown, item.now)
 		}
 	}
@@ -178,6 +181,9 @@ func journaled[G any](item work[G]) []uint64 {
 func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, td ptrace.Traces, traceStart pcommon.Timestamp, seen, now time.Time) {
 	start := time.Now()
 	g := w.groups.Touch(key, seen, func() *group[G] {
+		if g, ok := w.wake(key, now); ok {
+			return g
+		}
 		w.s.openGroups.Add(1)
 		w.held.add(key)
 		if g := w.resume(ctx, key); g != nil {
@@ -286,7 +292,9 @@ func (w *worker[G]) countOutOfOrder(ctx context.Context, g *group[G], key string
 func (w *worker[G]) end(ctx context.Context, b *batch, key, reason string, now time.Time) {
 	g, ok := w.groups.Remove(key)
 	if !ok {
-		return
+		if g, ok = w.wake(key, now); !ok {
+			return
+		}
 	}
 	w.s.openGroups.Add(-1)
 	if reason == endBound {

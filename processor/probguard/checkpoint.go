@@ -34,7 +34,8 @@ func (p *probProcessor) AppendState(b []byte, st *group) []byte {
 }
 
 // RestoreState rebuilds a group's state, with its slot at the risk
-// endpoint.
+// endpoint: the one it had when it is still open there (a dormant group),
+// else a new one.
 func (p *probProcessor) RestoreState(key string, data []byte) (*group, error) {
 	r := checkpoint.NewReader(data)
 	var run guard.RunState
@@ -49,7 +50,10 @@ func (p *probProcessor) RestoreState(key string, data []byte) (*group, error) {
 	if run.Monitor < 0 || events > 1<<40 {
 		return nil, fmt.Errorf("monitor state %d or events %d out of range", run.Monitor, events)
 	}
-	st := p.Open(key)
+	st := &group{}
+	if p.board != nil {
+		st.slot = p.board.Resume(key) // a dormant group keeps its slot; any other finds none and gets a new one
+	}
 	st.run, st.path, st.events = guard.RunOf(run), guard.PathOf(last, started), int(events)
 	return st, nil
 }

@@ -5,6 +5,7 @@ package probguard
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +35,13 @@ func (b *board) Open(group string) *riskendpoint.Slot {
 	s := &riskendpoint.Slot{}
 	b.open[group] = s
 	return s
+}
+
+func (b *board) Resume(group string) *riskendpoint.Slot {
+	if s, ok := b.open[group]; ok {
+		return s
+	}
+	return b.Open(group)
 }
 
 func (b *board) Close(group string, s *riskendpoint.Slot) {
@@ -105,5 +113,48 @@ func TestRiskEndpointErrors(t *testing.T) {
 		if err := p.Shutdown(context.Background()); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A conversation idle for compact_after goes dormant and keeps its slot:
+// the endpoint still has its latest decision, and its next turn is scored
+// from where it was, into the same slot.
+func TestADormantConversationKeepsItsSlot(t *testing.T) {
+	id := component.MustNewID("riskendpoint")
+	b := &board{open: map[string]*riskendpoint.Slot{}}
+	cfg := stoveConfig(t)
+	cfg.RiskEndpoint, cfg.GroupBy, cfg.GroupTimeout = &id, "conversation", 10*time.Minute
+	p := createUnstarted(t, cfg, nopSettings())
+	now := time.Unix(1_800_000_000, 0)
+	var clock atomic.Int64 // the stage's clock goroutine reads it too
+	clock.Store(now.UnixNano())
+	p.UseClock(func() time.Time { return time.Unix(0, clock.Load()) })
+	tick := func(at time.Time) {
+		clock.Store(at.UnixNano())
+		p.Tick(at)
+	}
+	if err := p.Start(context.Background(), hostWith{id: b}); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	feed(t, p, fixtures.StoveTrace(0, "kitchen", fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"}))
+	tick(now.Add(5 * time.Second))
+	slot := b.open["kitchen"]
+	if slot == nil || slot.Latest() == nil {
+		t.Fatalf("nothing published for the first turn: %v", b.open)
+	}
+	first := slot.Latest()
+	tick(now.Add(time.Minute))
+	if p.DormantGroups() != 1 || b.open["kitchen"] != slot || slot.Latest() != first {
+		t.Fatalf("idle for a minute: %d dormant, slot kept %v, latest kept %v", p.DormantGroups(), b.open["kitchen"] == slot, slot.Latest() == first)
+	}
+	feed(t, p, fixtures.StoveTrace(1, "kitchen", fixtures.ToolCall{Tool: "stir", Fork: true}))
+	tick(now.Add(time.Minute + 5*time.Second))
+	d := slot.Latest()
+	if b.open["kitchen"] != slot || d == first {
+		t.Fatalf("the next turn: slot kept %v, a new decision %v", b.open["kitchen"] == slot, d != first)
+	}
+	if a := d.Guard.Alert(d.Decision, d.Group, d.Event); a.Event != 3 || a.State != "11" || a.Kind != "violation" {
+		t.Errorf("the next turn, scored from where it was: %+v", a)
 	}
 }

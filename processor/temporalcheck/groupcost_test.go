@@ -31,13 +31,32 @@ func groupTrace(n int) ptrace.Traces {
 // have left: 100 000 conversations, each one turn in, stay open (the paper's
 // three assertions, each with a live evaluation or none). That is all a
 // group holds: its monitors, events and histories, the group and its table
-// entry, its trace's remembered ID. The resident set is this times the
-// garbage collector's headroom (make cost's row 4).
+// entry, its trace's remembered ID. Idle for compact_after, it is kept in
+// its saved form, and costs at most 384 bytes. The resident set is this
+// times the garbage collector's headroom (make cost's row 4).
 func TestOpenGroupCost(t *testing.T) {
-	const groups = 100_000
+	for _, c := range []struct {
+		name         string
+		compactAfter time.Duration
+		bound        float64
+	}{{"in memory", 0, 768}, {"dormant", 10 * time.Second, 384}} {
+		t.Run(c.name, func(t *testing.T) {
+			perGroup := openGroupCost(t, 100_000, c.compactAfter)
+			t.Logf("%.0f bytes of heap per open group, %s", perGroup, c.name)
+			if perGroup > c.bound {
+				t.Errorf("an open group costs %.0f bytes %s, more than %.0f", perGroup, c.name, c.bound)
+			}
+		})
+	}
+}
+
+// openGroupCost is the heap each of groups one-turn conversations costs
+// once their spans have left, a minute after their turn.
+func openGroupCost(t *testing.T, groups int, compactAfter time.Duration) float64 {
 	p, sink, clock := newClockedProcessor(t, "paper", func(c *Config) {
 		c.GroupBy = "gen_ai.conversation.id"
 		c.MaxTraces = 2 * groups
+		c.CompactAfter = &compactAfter
 	})
 	heap := func() uint64 {
 		runtime.GC()
@@ -61,10 +80,9 @@ func TestOpenGroupCost(t *testing.T) {
 	if open := p.OpenGroups(); open != groups {
 		t.Fatalf("%d groups open, want %d", open, groups)
 	}
-	perGroup := float64(after-before) / groups
-	t.Logf("%.0f bytes of heap per open group (%d groups)", perGroup, groups)
-	if perGroup > 768 {
-		t.Errorf("an open group costs %.0f bytes, more than 768", perGroup)
+	if dormant, want := p.DormantGroups(), map[bool]int{true: groups}[compactAfter > 0]; dormant != want {
+		t.Fatalf("%d groups dormant, want %d", dormant, want)
 	}
 	shutdown(t, p)
+	return float64(after-before) / float64(groups)
 }

@@ -65,8 +65,10 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 			return nil, fmt.Errorf("storage: %w", err)
 		case cfg.RetentionSet() && *cfg.Retention > 0:
 			return nil, fmt.Errorf("retention: %w", err)
+		case cfg.CompactAfterSet() && *cfg.CompactAfter > 0:
+			return nil, fmt.Errorf("compact_after: %w", err)
 		}
-		noRetention = true // nothing can be kept: a conversation that comes back is marked
+		noRetention = true // nothing can be kept: a conversation that comes back is marked, and an idle one stays as it is
 	}
 	c.verdictAttrs = map[*assertion.Compiled][]metric.AddOption{}
 	own := c.runner.Assertions()
@@ -86,7 +88,7 @@ func newProcessor(cfg *Config, id component.ID, set component.TelemetrySettings,
 	scfg := cfg.StageConfig()
 	scfg.Literals, scfg.Optional = cfg.Config.Literals(), cfg.Config.OptionalNames()
 	if noRetention {
-		scfg.Retention = 0
+		scfg.Retention, scfg.CompactAfter = 0, 0
 	}
 	scfg.Late, scfg.Scope, scfg.ID = stage.LateResume, metadata.ScopeName, id
 	if cfg.RiskEndpoint != nil {
