@@ -146,6 +146,7 @@ func cpuPerSpan(o options, sk *sink, run cpuRun, log, profile string) (float64, 
 	if err != nil {
 		return 0, err
 	}
+	progress("%s: %d spans in %d export requests", run.key, sk.spans.Load(), sk.posts.Load())
 	if retries > 0 {
 		progress("%s: %d requests refused and sent again", run.key, retries)
 	}

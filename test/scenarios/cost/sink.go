@@ -23,6 +23,7 @@ type sink struct {
 	addr  string
 	srv   *http.Server
 	spans atomic.Int64
+	posts atomic.Int64 // trace export requests
 
 	mu         sync.Mutex
 	sent       map[pcommon.TraceID]time.Time // when the request holding the trace was sent
@@ -50,6 +51,7 @@ func (s *sink) close() { _ = s.srv.Close() }
 // reset forgets the previous collector's exports.
 func (s *sink) reset() {
 	s.spans.Store(0)
+	s.posts.Store(0)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sent = map[pcommon.TraceID]time.Time{}
@@ -76,6 +78,7 @@ func (s *sink) traces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.spans.Add(int64(req.Traces().SpanCount()))
+	s.posts.Add(1)
 	resp, _ := ptraceotlp.NewExportResponse().MarshalProto()
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(resp)
