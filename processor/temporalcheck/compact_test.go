@@ -14,12 +14,11 @@ import (
 
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/internal/core/predicate"
-	"github.com/agentguard/agentguard/internal/fixtures"
-	"github.com/agentguard/agentguard/internal/stage"
 	"github.com/agentguard/agentguard/internal/verdictattr"
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
@@ -107,25 +106,9 @@ func TestCaptureAssertionsAreNotCompacted(t *testing.T) {
 // conversation-turn label mark", sorted.
 func evaluations(sink *consumertest.TracesSink) []string {
 	var out []string
-	for _, td := range sink.AllTraces() {
-		for _, rs := range td.ResourceSpans().All() {
-			for _, ss := range rs.ScopeSpans().All() {
-				for _, span := range ss.Spans().All() {
-					turn := fmt.Sprint(int(span.StartTimestamp().AsTime().Sub(fixtures.StoveEpoch) / time.Minute))
-					if span.Name() == stage.VerdictSpanName {
-						turn = "end"
-					}
-					for _, ev := range span.Events().All() {
-						if ev.Name() != verdictattr.EvaluationEvent {
-							continue
-						}
-						a := ev.Attributes().AsRaw()
-						out = append(out, fmt.Sprintf("%s %s-%s %s %q", a[verdictattr.EvaluationName], a[verdictattr.Group], turn, a[verdictattr.ScoreLabel], a[verdictattr.History]))
-					}
-				}
-			}
-		}
-	}
+	eachEvaluation(sink, func(span ptrace.Span, a map[string]any) {
+		out = append(out, fmt.Sprintf("%s %s-%s %s %q", a[verdictattr.EvaluationName], a[verdictattr.Group], turnOf(span), a[verdictattr.ScoreLabel], a[verdictattr.History]))
+	})
 	slices.Sort(out)
 	return out
 }

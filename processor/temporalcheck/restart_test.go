@@ -220,33 +220,45 @@ func TestAPauseLongerThanGroupTimeoutContinuesTheConversation(t *testing.T) {
 }
 
 // failures lists the violations a sink received as "assertion
-// conversation-turn mark", the turn being the deciding span's trace start
-// minute, or "end" on a verdict span (the group ended after its spans left).
+// conversation-turn mark".
 func failures(sink *consumertest.TracesSink) []string {
 	var out []string
 	eachFailure(sink, func(span ptrace.Span, a map[string]any) {
-		turn := fmt.Sprint(int(span.StartTimestamp().AsTime().Sub(fixtures.StoveEpoch) / time.Minute))
-		if span.Name() == stage.VerdictSpanName {
-			turn = "end"
-		}
 		history, _ := a[verdictattr.History].(string)
-		out = append(out, fmt.Sprintf("%s %s-%s %q", a[verdictattr.EvaluationName], a[verdictattr.Group], turn, history))
+		out = append(out, fmt.Sprintf("%s %s-%s %q", a[verdictattr.EvaluationName], a[verdictattr.Group], turnOf(span), history))
 	})
 	slices.Sort(out)
 	return out
 }
 
+// turnOf is the turn of the span a verdict is on: its trace's start minute,
+// or "end" on a verdict span (the group ended after its spans left).
+func turnOf(span ptrace.Span) string {
+	if span.Name() == stage.VerdictSpanName {
+		return "end"
+	}
+	return fmt.Sprint(int(span.StartTimestamp().AsTime().Sub(fixtures.StoveEpoch) / time.Minute))
+}
+
 // eachFailure calls f with each violation a sink received: the span it is
 // on and the verdict event's attributes.
 func eachFailure(sink *consumertest.TracesSink, f func(ptrace.Span, map[string]any)) {
+	eachEvaluation(sink, func(span ptrace.Span, a map[string]any) {
+		if a[verdictattr.ScoreLabel] == verdictattr.LabelFail {
+			f(span, a)
+		}
+	})
+}
+
+// eachEvaluation calls f with each verdict a sink received.
+func eachEvaluation(sink *consumertest.TracesSink, f func(ptrace.Span, map[string]any)) {
 	for _, td := range sink.AllTraces() {
 		for _, rs := range td.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
 				for _, span := range ss.Spans().All() {
 					for _, ev := range span.Events().All() {
-						a := ev.Attributes().AsRaw()
-						if ev.Name() == verdictattr.EvaluationEvent && a[verdictattr.ScoreLabel] == verdictattr.LabelFail {
-							f(span, a)
+						if ev.Name() == verdictattr.EvaluationEvent {
+							f(span, ev.Attributes().AsRaw())
 						}
 					}
 				}
