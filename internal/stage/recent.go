@@ -2,7 +2,11 @@
 
 package stage
 
-import "time"
+import (
+	"time"
+
+	"github.com/agentguard/agentguard/internal/room"
+)
 
 // Recent holds open groups in the order of their last activity, so that the
 // idle ones and, past a bound, the least recently active are found without
@@ -14,7 +18,7 @@ import "time"
 type Recent[T any] struct {
 	oldest, newest *entry[T]
 	byKey          map[string]*entry[T]
-	peak           int // the most groups byKey held since it was made: a map keeps the room it once needed
+	peak           int // the most groups byKey held since it was made (room.Map): groups that all went dormant, or a burst that ended, give their room back
 	// free holds entries removed, for the next groups (up to maxFree): a
 	// group a trace, kept after its end and forgotten later, would
 	// otherwise cost an allocation at each step.
@@ -90,25 +94,11 @@ func (r *Recent[T]) Remove(key string) (T, bool) {
 		return zero, false
 	}
 	delete(r.byKey, key)
-	r.shrink()
+	r.byKey = room.Map(r.byKey, &r.peak)
 	r.unlink(e)
 	v := e.value
 	r.recycle(e)
 	return v, true
-}
-
-// shrink lets go of the room the table once needed when it holds less
-// than a quarter of it: groups that all went dormant, or a burst that
-// ended. Each rebuild copies at most a quarter of the peak it follows.
-func (r *Recent[T]) shrink() {
-	if r.peak <= 1024 || 4*len(r.byKey) >= r.peak {
-		return
-	}
-	byKey := make(map[string]*entry[T], len(r.byKey))
-	for k, e := range r.byKey {
-		byKey[k] = e
-	}
-	r.byKey, r.peak = byKey, len(byKey)
 }
 
 func (r *Recent[T]) newEntry(key string, value T) *entry[T] {

@@ -19,6 +19,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/room"
 )
 
 // Config bounds the buffer.
@@ -35,7 +37,7 @@ type Config struct {
 type Buffer struct {
 	cfg      Config
 	traces   map[pcommon.TraceID]*Trace
-	peak     int      // the most traces held since traces was made: a map keeps the room it once needed
+	peak     int      // the most traces held since traces was made (room.Map)
 	arrivals []*Trace // first-arrival order, for eviction; may hold released traces
 	waits    fifo     // Wait after each trace's latest arrival
 	roots    fifo     // RootWait after each root's arrival
@@ -255,9 +257,7 @@ func (b *Buffer) Flush() []*Trace {
 func (b *Buffer) release(t *Trace, r Reason) *Trace {
 	t.Reason = r
 	delete(b.traces, t.ID)
-	if len(b.traces) == 0 && b.peak > minRoom { // let go of a burst's room
-		b.traces, b.peak = map[pcommon.TraceID]*Trace{}, 0
-	}
+	b.traces = room.Map(b.traces, &b.peak)
 	b.released.add(t.ID)
 	b.spans -= t.Count
 	return t
@@ -270,8 +270,8 @@ func (b *Buffer) compactArrivals() {
 		return
 	}
 	b.arrivals = slices.DeleteFunc(b.arrivals, func(t *Trace) bool { return !b.holds(t) })
-	if cap(b.arrivals) > max(4*len(b.arrivals), minRoom) {
-		b.arrivals = append(make([]*Trace, 0, 2*len(b.arrivals)), b.arrivals...)
+	if room.Spare(len(b.arrivals), cap(b.arrivals)) {
+		b.arrivals = append(make([]*Trace, 0, room.Size(len(b.arrivals))), b.arrivals...)
 	}
 }
 

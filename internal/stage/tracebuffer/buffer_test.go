@@ -11,6 +11,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/room"
 )
 
 var t0 = time.Unix(1_700_000_000, 0)
@@ -323,7 +325,7 @@ func TestBurstRoomIsLetGo(t *testing.T) {
 		t.Fatalf("%d released, want %d", got, burst)
 	}
 	b.Add(batch(span{burst, 1, true}), t0.Add(3*time.Second)) // compacts the eviction queue
-	if b.peak > minRoom || cap(b.arrivals) > minRoom || cap(b.waits.q) > minRoom {
+	if b.peak > room.Min || cap(b.arrivals) > room.Min || cap(b.waits.q) > room.Min {
 		t.Errorf("after the burst: a map made for %d traces, room for %d arrivals and %d deadlines", b.peak, cap(b.arrivals), cap(b.waits.q))
 	}
 	if out := b.Expire(t0.Add(5 * time.Second)); len(out) != 1 || out[0].ID != traceID(burst) {

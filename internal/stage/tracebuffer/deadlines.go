@@ -2,7 +2,11 @@
 
 package tracebuffer
 
-import "time"
+import (
+	"time"
+
+	"github.com/agentguard/agentguard/internal/room"
+)
 
 // deadline is when a trace falls due, as of one arrival.
 type deadline struct {
@@ -40,18 +44,13 @@ func (f *fifo) popDue(now time.Time, fn func(deadline)) {
 	f.shrink()
 }
 
-// minRoom is the room a queue keeps however little it holds.
-const minRoom = 256
-
-// shrink lets go of the room a burst needed once the queue holds less than
-// a quarter of it: a queue keeps room for one wait's arrivals, and a burst
-// held until its wait ended would otherwise be paid for as long as the
-// collector runs.
+// shrink lets go of the room a burst needed (room.Spare): a queue keeps
+// room for one wait's arrivals.
 func (f *fifo) shrink() {
-	if c := cap(f.q); c <= minRoom || 4*f.len() >= c {
+	if !room.Spare(f.len(), cap(f.q)) {
 		return
 	}
-	q := make([]deadline, f.len(), max(2*f.len(), minRoom))
+	q := make([]deadline, f.len(), room.Size(f.len()))
 	copy(q, f.q[f.head:])
 	f.q, f.head = q, 0
 }

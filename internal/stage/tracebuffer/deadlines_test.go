@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/agentguard/agentguard/internal/room"
 )
 
 // The queue pops exactly the due entries, in order, through bursts and
@@ -34,12 +36,12 @@ func TestFifoPopsInOrderAndShrinksAfterABurst(t *testing.T) {
 		if popped != due {
 			t.Fatalf("round %d: %d popped, want %d", round, popped, due)
 		}
-		if c := cap(f.q); c > minRoom && 4*f.len() < c {
+		if c := cap(f.q); c > room.Min && 4*f.len() < c {
 			t.Fatalf("round %d: %d held in room for %d", round, f.len(), c)
 		}
 	}
 	f.popDue(t0.Add(time.Duration(pushed)), func(deadline) { popped++ })
-	if popped != pushed || cap(f.q) > minRoom {
+	if popped != pushed || cap(f.q) > room.Min {
 		t.Errorf("drained: %d of %d popped, room for %d left", popped, pushed, cap(f.q))
 	}
 }
