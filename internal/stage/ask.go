@@ -92,10 +92,12 @@ func (w *worker[G]) hypothesis(key string, action ptrace.Traces) Hypothesis[G] {
 	var h Hypothesis[G]
 	latch := w.src.NewLatch()
 	g, ok := w.groups.Get(key)
-	if data, dormant := w.dormant.Get(key); !ok && dormant {
-		// Rebuilt for the question only: it stays dormant, and a question
-		// is not activity.
-		g, ok = w.rebuildForQuestion(key, data)
+	if !ok {
+		// A dormant group is rebuilt for the question only: it stays
+		// dormant, and a question is not activity.
+		if data, dormant := w.dormant.Get(key); dormant {
+			g, ok = w.rebuildForQuestion(key, data)
+		}
 	}
 	if ok {
 		h.Open, h.State, h.History, latch = true, g.state, g.history, g.latch.Clone()

@@ -62,7 +62,9 @@ type pools struct {
 
 // decidedAtStart tells whether an evaluation of n begun at an event ends
 // there without being built: "p >> x" and "p ; x" where p does not hold,
-// with the vacuous match of the first.
+// with the vacuous match of the first. Most assertions are "trigger >>
+// response" with a trigger that rarely holds: those end at once, without
+// touching a pool or a monitor's running part.
 func decidedAtStart(n *node, ev uint64) (matches uint64, decided bool) {
 	if (n.op == OpCond || n.op == OpConcat) && n.l.op == OpPred && !n.l.leaf.holds(ev) {
 		if n.op == OpCond {
@@ -113,14 +115,10 @@ func (m *machine) start(n *node) evaluation {
 	panic("texpr: unknown operator")
 }
 
-// begin starts an evaluation of n at this event and takes its first step. The
-// evaluation is materialised only if it outlives the event: most assertions
-// are "trigger >> response" with a trigger that rarely holds, and those end
-// at once, without touching a pool.
+// begin starts an evaluation of n at this event and takes its first step,
+// where decidedAtStart did not decide it. The evaluation is kept only if it
+// outlives the event.
 func (m *machine) begin(n *node, ev uint64) (eval evaluation, matches uint64, alive bool) {
-	if matches, decided := decidedAtStart(n, ev); decided {
-		return nil, matches, false
-	}
 	eval = m.start(n)
 	matches, alive = eval.step(m, ev)
 	if !alive {
