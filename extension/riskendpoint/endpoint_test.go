@@ -5,11 +5,13 @@ package riskendpoint
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,32 +51,35 @@ func startEndpoint(t *testing.T) (Board, string) {
 }
 
 // startEndpointWith is startEndpoint with its configuration changed first.
+// A port found free can be taken by another test before the endpoint binds
+// it: the endpoint is then started again on another, a few times.
 func startEndpointWith(t *testing.T, change func(*Config)) (Board, string) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cfg := createDefaultConfig()
-	cfg.NetAddr.Endpoint = addr
-	if change != nil {
-		change(cfg)
-	}
-	ext, err := NewFactory().Create(context.Background(), extensiontest.NewNopSettings(metadata.Type), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := ext.Shutdown(context.Background()); err != nil {
-			t.Error(err)
+	for attempt := 1; ; attempt++ {
+		cfg := createDefaultConfig()
+		cfg.NetAddr.Endpoint = freeAddr(t)
+		ours := cfg.NetAddr.Endpoint
+		if change != nil {
+			change(cfg)
 		}
-	})
-	return ext.(Board), "http://" + cfg.NetAddr.Endpoint
+		ext, err := NewFactory().Create(context.Background(), extensiontest.NewNopSettings(metadata.Type), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = ext.Start(context.Background(), componenttest.NewNopHost())
+		if errors.Is(err, syscall.EADDRINUSE) && cfg.NetAddr.Endpoint == ours && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := ext.Shutdown(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
+		return ext.(Board), "http://" + cfg.NetAddr.Endpoint
+	}
 }
 
 func get(t *testing.T, method, url string) (int, http.Header, string) {

@@ -27,13 +27,13 @@ func (h *holder) HandOver(_ context.Context, group, fingerprint string) ([]byte,
 
 // A processor takes a group over from the peer that holds it, by the
 // processor's name: once (the holder forgets it), and not from a processor
-// of another configuration; a peer that is down is an error, so that the
+// of another configuration; a peer that gives no answer is an error, so that the
 // group is marked.
 func TestTakeOverFromThePeerThatHoldsIt(t *testing.T) {
 	old, oldURL := startDecisions(t, nil)
 	h := &holder{groups: map[string][]byte{"conv/1": []byte("saved state")}, fingerprint: "fp"}
 	defer old.Register("temporalcheck/te", h)()
-	down := "http://" + freeAddr(t)
+	down := silentPeer(t)
 	fresh, _ := startDecisions(t, func(c *Config) { c.Peers = []string{oldURL} })
 	tier, ok := TierFor(fresh, "temporalcheck/te")
 	if !ok {

@@ -16,13 +16,14 @@ import (
 // forwarded question is never forwarded again (two peers of each other do
 // not loop).
 func TestPeersAnswerForTheGroupTheyHold(t *testing.T) {
-	ownerAddr, askerAddr := freeAddr(t), freeAddr(t)
-	down := "http://" + freeAddr(t) // nothing listens there
+	addrs := freeAddrs(t, 2)
+	ownerAddr, askerAddr := addrs[0], addrs[1]
+	down := silentPeer(t)
 	owner, ownerURL := startDecisions(t, func(c *Config) { c.NetAddr.Endpoint, c.Peers = ownerAddr, []string{"http://" + askerAddr} })
 	holds := &recordingDecider{open: true, answer: Answer{Events: 2,
 		Reasons: []Reason{{Processor: "temporalcheck/te", Assertion: "te1", Effect: Deny, Explanation: "expected sayHello"}}}}
 	defer owner.Register("temporalcheck/te", onlyGroup{"conv-1", holds})()
-	// Each the other's peer; a third peer is down.
+	// Each the other's peer; a third peer gives no answer.
 	asker, askerURL := startDecisions(t, func(c *Config) { c.NetAddr.Endpoint, c.Peers = askerAddr, []string{ownerURL, down} })
 	defer asker.Register("temporalcheck/te", &recordingDecider{open: false})()
 	alone, aloneURL := startDecisions(t, func(c *Config) { c.Peers = []string{ownerURL} })
@@ -50,12 +51,44 @@ func TestPeersAnswerForTheGroupTheyHold(t *testing.T) {
 // freeAddr is a loopback address nothing listens on, for now.
 func freeAddr(t *testing.T) string {
 	t.Helper()
+	return freeAddrs(t, 1)[0]
+}
+
+// freeAddrs is n distinct loopback addresses nothing listens on, for now.
+func freeAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	addrs := make([]string, n)
+	for i := range addrs {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		addrs[i] = l.Addr().String()
+	}
+	return addrs
+}
+
+// silentPeer is the URL of a peer that gives no answer: it closes every
+// connection as it comes. Its port stays taken until the test ends, so no
+// endpoint the test starts can be given it (a port merely found free can).
+func silentPeer(t *testing.T) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return "http://" + l.Addr().String()
 }
 
 // onlyGroup holds one group: it answers the others as not held.
