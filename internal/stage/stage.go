@@ -299,6 +299,8 @@ func (s *Stage[G]) takeGrouped(sh *shard, ids []pcommon.TraceID) []lateChunk {
 				continue
 			}
 			key = id.String()
+		} else {
+			s.typos.carried()
 		}
 		sh.buf.Take(t)
 		sh.buf.File(id, key)
@@ -459,8 +461,8 @@ func (s *Stage[G]) route(sh *shard, ts []*tracebuffer.Trace) []released {
 		key, found := sequence.GroupOf(t.Spans, s.cfg.GroupBy)
 		if !found {
 			key = t.ID.String()
-		} else if !s.typos.grouped.Load() {
-			s.typos.grouped.Store(true)
+		} else {
+			s.typos.carried()
 		}
 		sh.buf.File(t.ID, key)
 		out = append(out, released{trace: t, key: key, own: !found})

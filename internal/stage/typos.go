@@ -68,6 +68,13 @@ func newTypoWatch(cfg Config) *typoWatch {
 	return t
 }
 
+// carried notes that a trace carried the group_by attribute.
+func (t *typoWatch) carried() {
+	if !t.grouped.Load() {
+		t.grouped.Store(true)
+	}
+}
+
 // watching: the look is still to come.
 func (t *typoWatch) watching() bool { return t.after > 0 && !t.done.Load() }
 

@@ -73,3 +73,25 @@ func TestTyposAreSaidWithinAMinute(t *testing.T) {
 		}
 	}
 }
+
+// Judged on arrival, traces that carry the group_by attribute are grouped as
+// they come: after a minute of them, nothing is said about group_by, and no
+// suspected typo counted.
+func TestGroupByCarriedOnArrivalIsNotSuspected(t *testing.T) {
+	p, _, clock, _, logs := observed(t, "paper", func(c *Config) {
+		c.GroupBy = "conversation"
+		c.Judge = JudgeOnArrival
+	})
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(t, p)
+	feed(t, p, fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"), fixtures.Traces(t, "adk-weather/adk-bad-43-1.json"))
+	clock.t = clock.t.Add(90 * time.Second)
+	p.Tick(clock.t)
+	for _, l := range typoLines(logs.All()) {
+		if strings.HasPrefix(l, "group_by") {
+			t.Errorf("a group_by every trace carried was suspected: %s", l)
+		}
+	}
+}
