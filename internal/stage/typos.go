@@ -80,13 +80,19 @@ func (t *typoWatch) watching() bool { return t.after > 0 && !t.done.Load() }
 
 // note takes the tool and agent names of a batch of spans that had events
 // (an agent is named on its own spans, not only on its calls), and their
-// attribute keys while no trace has carried the group_by attribute.
-func (t *typoWatch) note(now time.Time, td ptrace.Traces, events int) {
+// attribute keys while no trace has carried the group_by attribute. Names
+// are taken only while a predicate over one has not held: they are what a
+// warning about it would suggest.
+func (t *typoWatch) note(now time.Time, td ptrace.Traces, events int, held *predicateWatch) {
 	if !t.watching() || events == 0 {
 		return
 	}
 	t.first.CompareAndSwap(0, now.UnixNano())
 	keys := !t.grouped.Load() && t.groupBy != sequence.ByTraceID
+	names := t.nameUnheld(held)
+	if !keys && !names && t.captures == nil && t.quantities == nil {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, rs := range td.ResourceSpans().All() {
@@ -95,7 +101,9 @@ func (t *typoWatch) note(now time.Time, td ptrace.Traces, events int) {
 		}
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
-				t.noteNames(sp.Attributes())
+				if names {
+					t.noteNames(sp.Attributes())
+				}
 				t.captures.Note(sp)
 				t.quantities.Note(sp)
 				if keys {
@@ -104,6 +112,17 @@ func (t *typoWatch) note(now time.Time, td ptrace.Traces, events int) {
 			}
 		}
 	}
+}
+
+// nameUnheld: a predicate over a tool or agent name, one look would warn
+// about, has not held yet.
+func (t *typoWatch) nameUnheld(held *predicateWatch) bool {
+	for i, name := range held.names {
+		if _, named := t.literals[name]; named && !held.optional[name] && held.lastHeld[i].Load() == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *typoWatch) noteNames(a pcommon.Map) {

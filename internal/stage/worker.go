@@ -219,7 +219,7 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 		g.latest = max(g.latest, traceStart)
 	}
 	evs, errs := w.src.Extract(td, &g.latch)
-	w.s.typos.note(now, td, len(evs))
+	w.s.typos.note(now, td, len(evs), w.s.watch)
 	if w.judged != nil {
 		w.judged.addAll(td)
 	}
