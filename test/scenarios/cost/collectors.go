@@ -77,14 +77,14 @@ func householdSetup() setup {
 	return setup{name: "household", configs: []string{"examples/household/collector.yaml", toSink("traces/household")}}
 }
 
-func weatherSetup() setup {
-	return setup{name: "weather", configs: []string{"examples/weather/collector.yaml", toSink("traces")}}
+func weatherSetup(config string) setup {
+	return setup{name: "weather", configs: []string{config, toSink("traces")}}
 }
 
 // openGroupsSetup is the weather configuration with conversations that
 // stay open through row 4's run and well after it.
 func openGroupsSetup() setup {
-	s := weatherSetup()
+	s := weatherSetup(defaultWeather)
 	s.env = []string{"AGENTGUARD_GROUP_TIMEOUT=1h"}
 	return s
 }
@@ -92,7 +92,7 @@ func openGroupsSetup() setup {
 // start runs s in the built collector, its OTLP/HTTP receiver on a free
 // loopback port (returned) and its exports to sk, its log in o.dir/log.
 func start(o options, s setup, sk *sink, log string) (*harness.Collector, string, error) {
-	addrs, err := harness.FreeAddrs(1)
+	addrs, err := harness.FreeAddrs(2)
 	if err != nil {
 		return nil, "", err
 	}
@@ -102,6 +102,7 @@ func start(o options, s setup, sk *sink, log string) (*harness.Collector, string
 	}
 	env := append([]string{
 		"AGENTGUARD_OTLP_HTTP=" + addrs[0],
+		"AGENTGUARD_RISK_ENDPOINT=" + addrs[1], // guard.yaml's decisions endpoint
 		"AGENTGUARD_SINK=http://" + sk.addr,
 		"AGENTGUARD_VERDICTS_ENDPOINT=http://" + sk.addr + "/v1/logs",
 		"AGENTGUARD_HOUSEHOLD_MODEL=examples/household/model.json",

@@ -39,6 +39,9 @@ func cpuRows() []cpuRow {
 func cpuCost(o options, sk *sink) ([]result, error) {
 	var rows []cpuRow
 	for _, r := range cpuRows() {
+		if r.row == 3 && o.weather != defaultWeather {
+			r.measure += ", " + o.weather
+		}
 		if o.rows[r.row] {
 			rows = append(rows, r)
 		}
@@ -72,7 +75,7 @@ func cpuRuns(o options, rows []cpuRow) ([]cpuRun, error) {
 		{"pass-through with batch", batchSetup(), "household"},
 		{"household", householdSetup(), "household"},
 		{"pass-through with batch (weather spans)", batchSetup(), "weather"},
-		{"weather", weatherSetup(), "weather"},
+		{"weather", weatherSetup(o.weather), "weather"},
 	}
 	loads := map[string]*load{}
 	var runs []cpuRun

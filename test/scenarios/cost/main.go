@@ -34,6 +34,9 @@ import (
 	"github.com/agentguard/agentguard/test/harness"
 )
 
+// defaultWeather is the weather configuration row 3 measures by default.
+const defaultWeather = "examples/weather/collector.yaml"
+
 // options are the flags, and where the run's files go.
 type options struct {
 	rounds  int          // rows 1–3: each configuration once a round
@@ -45,6 +48,7 @@ type options struct {
 	rows    map[int]bool // the rows to measure
 	dir     string       // the configurations written and the collectors' logs
 	profile string       // rows 1–3: where each run's CPU and allocation profiles go ("": none)
+	weather string       // row 3's temporalcheck configuration
 }
 
 func main() {
@@ -74,6 +78,7 @@ func parseFlags() (options, error) {
 	flag.BoolVar(&o.bench, "bench", true, "row 6: run temporalcheck's ThroughputParallel benchmark at 1 and 2 cores")
 	flag.StringVar(&o.bin, "collector", "dist/otelcol-agentguard", "the built collector")
 	flag.StringVar(&o.profile, "profile", "", "write each CPU run's profile and allocations (rows 1-3) and each collector's heap (row 4) to this directory, from the collector's pprof extension")
+	flag.StringVar(&o.weather, "weather", defaultWeather, "row 3: the weather configuration measured (examples/weather/guard.yaml: judged on arrival, for the decisions endpoint)")
 	rows := flag.String("rows", "1,2,3,4,5,6", "the rows to measure, by number")
 	flag.Parse()
 	if o.rounds < 1 || o.n < 1 || o.groups < 1 || o.senders < 1 {
