@@ -267,7 +267,7 @@ func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
 		}
 		w.groups.Touch(r.saved.key, time.Unix(0, r.saved.seen), func() *group[G] { return r.g })
 		w.held.add(r.saved.key)
-		s.openGroups.Add(1)
+		s.opened(1)
 	}
 	return h.clean, len(rs), nil
 }

@@ -35,7 +35,7 @@ func (w *worker[G]) compact(now time.Time) {
 		g, _ := w.groups.Remove(key)
 		saved := w.saveGroup(cp, key, seen, g)
 		w.dormant.Touch(key, time.Unix(0, seen), func() []byte { return saved })
-		w.s.dormantGroups.Add(1)
+		w.s.slept(1)
 	}
 }
 
@@ -48,11 +48,11 @@ func (w *worker[G]) wake(key string, now time.Time) (*group[G], bool) {
 	if !ok {
 		return nil, false
 	}
-	w.s.dormantGroups.Add(-1)
+	w.s.slept(-1)
 	g, err := w.rebuild(data, "dormant group")
 	if err != nil {
 		w.s.Warnings.Once("wake", "a dormant group could not be rebuilt; it is forgotten, and a later trace of it starts afresh, marked partial", zap.String("group", key), zap.Error(err))
-		w.s.openGroups.Add(-1)
+		w.s.opened(-1)
 		w.held.remove(key)
 		w.forgotten.add(key, markRetention, now)
 		return nil, false

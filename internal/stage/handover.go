@@ -162,11 +162,11 @@ func (w *worker[G]) giveUp(ctx context.Context, cp Checkpointer[G], key string) 
 	var saved []byte
 	if seen, ok := w.groups.Seen(key); ok {
 		g, _ := w.groups.Remove(key)
-		w.s.openGroups.Add(-1)
+		w.s.opened(-1)
 		saved = w.saveGroup(cp, key, seen, g)
 	} else if data, ok := w.dormant.Remove(key); ok {
-		w.s.openGroups.Add(-1)
-		w.s.dormantGroups.Add(-1)
+		w.s.opened(-1)
+		w.s.slept(-1)
 		saved = data
 	} else if data, ok := w.retained.Remove(key); ok {
 		saved = data

@@ -20,6 +20,8 @@ import (
 // its own prefix (Instruments), beside its own.
 type Metrics struct {
 	TracesHeld          metric.Int64UpDownCounter
+	GroupsOpen          metric.Int64UpDownCounter // dormant ones included
+	GroupsDormant       metric.Int64UpDownCounter
 	TracesReleasedEarly metric.Int64Counter // by reason
 	LateSpans           metric.Int64Counter
 	GroupsEndedEarly    metric.Int64Counter // by reason
@@ -57,6 +59,8 @@ func (m *Metrics) Instruments(prefix string) []selfmetric.Instrument {
 	evaluation.Buckets = []float64{0.000001, 0.00001, 0.0001, 0.001, 0.01, 0.1, 1}
 	return []selfmetric.Instrument{
 		row("traces_held", &m.TracesHeld, "{traces}", "Traces held, waiting to be complete."),
+		row("groups_open", &m.GroupsOpen, "{groups}", "Groups open (their end not yet come), dormant ones included."),
+		row("groups_dormant", &m.GroupsDormant, "{groups}", "Open groups idle for compact_after, kept in their saved form until their next trace, a question about them, their end or a hand-over."),
 		row("traces_released_early", &m.TracesReleasedEarly, "{traces}", "Traces judged and released before they were complete, by reason.", AttrReason),
 		row("late_spans", &m.LateSpans, "{spans}", "Spans that arrived after their trace was released; judged as the continuation of their group."),
 		row("groups_ended_early", &m.GroupsEndedEarly, "{groups}", "Groups ended before their end (more open groups than max_traces), by reason; their end-of-group verdicts are reported.", AttrReason),
@@ -100,7 +104,7 @@ func AttributeValues() map[string][]string {
 		AttrDirection: {directionIn, directionOut},
 		AttrHistory:   {HistoryPartial.String(), HistoryOutOfOrder.String()},
 		AttrResult:    {ResultOK, ResultError},
-		AttrSuspect:   {kindPredicate, kindGroupBy, kindCapture},
+		AttrSuspect:   {kindPredicate, kindGroupBy, kindCapture, kindBudget},
 	}
 }
 

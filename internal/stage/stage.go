@@ -541,6 +541,19 @@ func (s *Stage[G]) recordHeld(ctx context.Context, sh *shard) {
 	}
 }
 
+// opened counts n groups opened (negative: ended).
+func (s *Stage[G]) opened(n int64) {
+	s.openGroups.Add(n)
+	s.tel.GroupsOpen.Add(context.Background(), n)
+}
+
+// slept counts n groups gone dormant (negative: woken, ended or handed
+// over).
+func (s *Stage[G]) slept(n int64) {
+	s.dormantGroups.Add(n)
+	s.tel.GroupsDormant.Add(context.Background(), n)
+}
+
 // OpenGroups is the number of groups open in the workers.
 func (s *Stage[G]) OpenGroups() int { return int(s.openGroups.Load()) }
 

@@ -17,13 +17,13 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/fixtures"
+	"github.com/agentguard/agentguard/internal/selfmetric"
 )
 
 // recorder is an Evaluator that records, per group, the tools of its
@@ -72,13 +72,13 @@ func (r *recorder) End(_ context.Context, key string, _ *recGroup, _ History, at
 	}
 }
 
+// nopMetrics is every metric of the table, recording nothing.
 func nopMetrics() Metrics {
-	m := noop.NewMeterProvider().Meter("t")
-	c := func() metric.Int64Counter { v, _ := m.Int64Counter("c"); return v }
-	ud, _ := m.Int64UpDownCounter("u")
-	return Metrics{TracesHeld: ud, TracesReleasedEarly: c(), LateSpans: c(), GroupsResumed: c(), SuspectedTypos: c(), GroupsEndedEarly: c(), ForwardFailures: c(), ForwardRetries: c(),
-		PredicateErrors: c(), PredicateHeld: c(), SpansWithoutTraceID: c(), VerdictSpans: c(), QueueFullWaits: c(),
-		GroupsHistoryIncomplete: c(), Checkpoints: c(), GroupsRestored: c(), SpansRefused: c(), SpansReplayed: c(), GroupsHandedOver: c()}
+	var m Metrics
+	if err := selfmetric.Build(noop.NewMeterProvider().Meter("t"), m.Instruments("t_")); err != nil {
+		panic(err)
+	}
+	return m
 }
 
 func newTestStage(t testing.TB, cfg Config, r *recorder, next consumer.Traces) *Stage[*recGroup] {

@@ -184,7 +184,7 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 		if g, ok := w.wake(key, now); ok {
 			return g
 		}
-		w.s.openGroups.Add(1)
+		w.s.opened(1)
 		w.held.add(key)
 		if g := w.resume(ctx, key); g != nil {
 			if g.own, g.ended = own, own; own {
@@ -296,7 +296,7 @@ func (w *worker[G]) end(ctx context.Context, b *batch, key, reason string, now t
 			return
 		}
 	}
-	w.s.openGroups.Add(-1)
+	w.s.opened(-1)
 	if reason == endBound {
 		w.s.tel.GroupsEndedEarly.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrReason, reason)))
 		w.s.Warnings.Once("groups", "more open groups than max_traces: the least recently active was ended early; its end-of-group verdicts are reported now, and a later event starts it afresh",

@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/internal/core/predicate"
@@ -111,4 +113,49 @@ func evaluations(sink *consumertest.TracesSink) []string {
 	})
 	slices.Sort(out)
 	return out
+}
+
+// The open and dormant groups are self-metrics: at every moment of random
+// conversations with pauses around compact_after and group_timeout, the
+// gauges are the stage's counts, and both are zero once every group ended.
+func TestOpenAndDormantGroupsAreGauged(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	set := processortest.NewNopSettings(metadata.Type)
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	compactAfter := 2 * time.Second
+	cfg := weatherConfig()
+	cfg.CompactAfter = &compactAfter
+	pt, err := NewFactory().CreateTraces(context.Background(), set, cfg, new(consumertest.TracesSink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pt.(*temporalProcessor)
+	clock := &lockedClock{t: time.Unix(1_800_000_000, 0)}
+	p.UseClock(clock.now)
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	gauges := func() (open, dormant int64) {
+		got := sums(t, reader)
+		return got["otelcol_processor_temporalcheck_groups_open"], got["otelcol_processor_temporalcheck_groups_dormant"]
+	}
+	rng := rand.New(rand.NewPCG(3, 9))
+	pauses := []time.Duration{time.Second, 3 * time.Second, time.Minute, 6 * time.Minute}
+	sawDormant := false
+	for turn := 1; turn <= 60; turn++ {
+		if err := p.ConsumeTraces(context.Background(), weatherTurn(turn, fmt.Sprintf("c%d", rng.IntN(5)), "get_weather")); err != nil {
+			t.Fatal(err)
+		}
+		p.Tick(clock.add(pauses[rng.IntN(len(pauses))]))
+		open, dormant := gauges()
+		if open != int64(p.OpenGroups()) || dormant != int64(p.DormantGroups()) {
+			t.Fatalf("turn %d: gauges %d open, %d dormant; the stage has %d and %d", turn, open, dormant, p.OpenGroups(), p.DormantGroups())
+		}
+		sawDormant = sawDormant || dormant > 0
+	}
+	p.Tick(clock.add(time.Hour))
+	if open, dormant := gauges(); open != 0 || dormant != 0 || !sawDormant {
+		t.Errorf("after every group ended: %d open, %d dormant (a dormant one seen: %v)", open, dormant, sawDormant)
+	}
+	shutdown(t, p)
 }
