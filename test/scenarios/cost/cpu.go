@@ -131,7 +131,7 @@ func cpuPerSpan(o options, sk *sink, run cpuRun, log, profile string) (float64, 
 	defer col.Kill()
 	sk.reset()
 	if profile != "" {
-		done := startProfile(pprofAddr, profile)
+		done := startProfile(pprofAddr, profile, o.profileSeconds)
 		defer func() { <-done }()
 	}
 	before, err := harness.ProcessCPU(col.Pid())

@@ -49,6 +49,9 @@ type options struct {
 	dir     string       // the configurations written and the collectors' logs
 	profile string       // rows 1–3: where each run's CPU and allocation profiles go ("": none)
 	weather string       // row 3's temporalcheck configuration
+	// profileSeconds is how long each CPU run is profiled, from its first
+	// request (-n 1500 runs last about as long as the default).
+	profileSeconds int
 }
 
 func main() {
@@ -79,10 +82,11 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.bin, "collector", "dist/otelcol-agentguard", "the built collector")
 	flag.StringVar(&o.profile, "profile", "", "write each CPU run's profile and allocations (rows 1-3) and each collector's heap (row 4) to this directory, from the collector's pprof extension")
 	flag.StringVar(&o.weather, "weather", defaultWeather, "row 3: the weather configuration measured (examples/weather/guard.yaml: judged on arrival, for the decisions endpoint)")
+	flag.IntVar(&o.profileSeconds, "profile-seconds", 3, "with -profile: how long each CPU run is profiled, from its first request (a run longer than this is profiled only in part)")
 	rows := flag.String("rows", "1,2,3,4,5,6", "the rows to measure, by number")
 	flag.Parse()
-	if o.rounds < 1 || o.n < 1 || o.groups < 1 || o.senders < 1 {
-		return o, errors.New("-rounds, -n, -groups and -senders must be at least 1")
+	if o.rounds < 1 || o.n < 1 || o.groups < 1 || o.senders < 1 || o.profileSeconds < 1 {
+		return o, errors.New("-rounds, -n, -groups, -senders and -profile-seconds must be at least 1")
 	}
 	var err error
 	o.rows, err = parseRows(*rows)

@@ -14,10 +14,6 @@ import (
 	"github.com/agentguard/agentguard/test/harness"
 )
 
-// profileSeconds is how long a run is profiled, from its first request: a
-// run of the default 1 500 episodes lasts longer.
-const profileSeconds = 3
-
 // profilePath is where run's profile of round r goes, "" without -profile.
 func profilePath(o options, run cpuRun, r int) string {
 	if o.profile == "" {
@@ -60,19 +56,15 @@ service:
 // startProfile fetches a CPU profile from addr into path, in the
 // background; the channel closes when it is written (or failed, said on
 // stderr: a profile is an aid, not a measure).
-func startProfile(addr, path string) <-chan struct{} {
+func startProfile(addr, path string, seconds int) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := fetchProfile(addr, path); err != nil {
+		if err := fetchPprof(addr, fmt.Sprintf("profile?seconds=%d", seconds), path); err != nil {
 			progress("profile %s: %v", path, err)
 		}
 	}()
 	return done
-}
-
-func fetchProfile(addr, path string) error {
-	return fetchPprof(addr, fmt.Sprintf("profile?seconds=%d", profileSeconds), path)
 }
 
 // fetchPprof writes the pprof extension's /debug/pprof/WHAT to path.
@@ -80,7 +72,7 @@ func fetchPprof(addr, what, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	c := http.Client{Timeout: (profileSeconds + 30) * time.Second}
+	c := http.Client{Timeout: 10 * time.Minute} // a CPU profile takes as long as it was asked to
 	resp, err := c.Get(fmt.Sprintf("http://%s/debug/pprof/%s", addr, what))
 	if err != nil {
 		return err
