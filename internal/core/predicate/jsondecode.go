@@ -311,38 +311,49 @@ func (d *jsonDecoder) digits() bool {
 	return d.pos > start
 }
 
+// stringStop marks the bytes a string's scan stops at: its closing quote,
+// an escape, and the control characters JSON does not allow raw.
+var stringStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+// plainEnd is the index of the first byte from i that stringStop marks, or
+// len(text).
+func plainEnd(text string, i int) int {
+	for i < len(text) && !stringStop[text[i]] {
+		i++
+	}
+	return i
+}
+
 // str reads a string from its opening quote. One without escapes is a slice
 // of the text, which the memo keeps alive as long as the result anyway.
 func (d *jsonDecoder) str() (string, bool) {
 	start := d.pos + 1
-	for i := start; i < len(d.text); i++ {
-		switch c := d.text[i]; {
-		case c == '"':
-			d.pos = i + 1
-			return d.text[start:i], true
-		case c == '\\':
-			return d.escaped(start)
-		case c < 0x20:
-			return "", false
-		}
+	i := plainEnd(d.text, start)
+	if i < len(d.text) && d.text[i] == '"' {
+		d.pos = i + 1
+		return d.text[start:i], true
+	}
+	if i < len(d.text) && d.text[i] == '\\' {
+		return d.escaped(start, i)
 	}
 	return "", false
 }
 
-// escaped reads a string with escapes, its text starting at start: first
-// to its end, then decoding it into a buffer of that size, which no escape
-// decodes longer than it is written.
-func (d *jsonDecoder) escaped(start int) (string, bool) {
-	end := start
-	for ; end < len(d.text) && d.text[end] != '"'; end++ {
-		switch c := d.text[end]; {
-		case c == '\\':
-			end++ // the escaped byte is checked below
-		case c < 0x20:
-			return "", false
-		}
+// escaped reads a string with escapes, its text starting at start and its
+// first escape at i: first to its end, then decoding it into a buffer of
+// that size, which no escape decodes longer than it is written.
+func (d *jsonDecoder) escaped(start, i int) (string, bool) {
+	end := i
+	for end < len(d.text) && d.text[end] == '\\' {
+		end = plainEnd(d.text, end+2) // the escaped byte is checked below
 	}
-	if end >= len(d.text) {
+	if end >= len(d.text) || d.text[end] != '"' {
 		return "", false
 	}
 	raw := d.text[start:end]

@@ -148,27 +148,29 @@ func (d *jsonDecoder) skipArray() bool { return d.elements(nil, d.skip) }
 
 // skipStr checks a string as str does, without decoding it.
 func (d *jsonDecoder) skipStr() bool {
-	for i := d.pos + 1; i < len(d.text); i++ {
-		switch c := d.text[i]; {
+	text := d.text
+	for i := plainEnd(text, d.pos+1); i < len(text); i = plainEnd(text, i) {
+		switch c := text[i]; {
 		case c == '"':
 			d.pos = i + 1
 			return true
 		case c < 0x20:
 			return false
-		case c == '\\':
-			if i++; i >= len(d.text) {
+		}
+		// An escape.
+		if i++; i >= len(text) {
+			return false
+		}
+		switch text[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i++
+		case 'u':
+			if _, ok := hex4(text[i+1:]); !ok {
 				return false
 			}
-			switch d.text[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if _, ok := hex4(d.text[i+1:]); !ok {
-					return false
-				}
-				i += 4
-			default:
-				return false
-			}
+			i += 5
+		default:
+			return false
 		}
 	}
 	return false
