@@ -12,9 +12,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/extensiontest"
-
-	"github.com/agentguard/agentguard/extension/riskendpoint/internal/metadata"
 )
 
 // The endpoint exposes conversations' state: with auth naming one of the
@@ -37,19 +36,18 @@ func TestAuthExtensionGuardsTheEndpoint(t *testing.T) {
 	}
 	defer auth.Shutdown(context.Background())
 
-	addr := freeAddr(t)
-	cfg := createDefaultConfig()
-	if err := confmap.NewFromStringMap(map[string]any{"endpoint": addr, "auth": map[string]any{"authenticator": "bearertokenauth"}}).Unmarshal(cfg); err != nil {
-		t.Fatal(err)
-	}
-	ext, err := NewFactory().Create(context.Background(), extensiontest.NewNopSettings(metadata.Type), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ext.Start(context.Background(), hostOf{authID: auth}); err != nil {
-		t.Fatal(err)
-	}
-	defer ext.Shutdown(context.Background())
+	var addr string
+	var ext extension.Extension
+	onFreePorts(t, 1, func(addrs []string) error {
+		addr = addrs[0]
+		cfg := createDefaultConfig()
+		if err := confmap.NewFromStringMap(map[string]any{"endpoint": addr, "auth": map[string]any{"authenticator": "bearertokenauth"}}).Unmarshal(cfg); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		ext, err = startConfigured(t, cfg, hostOf{authID: auth})
+		return err
+	})
 	d := &recordingDecider{open: true}
 	defer ext.(*endpoint).Register("temporalcheck", d)()
 

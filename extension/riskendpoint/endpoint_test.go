@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 
 	"github.com/agentguard/agentguard/extension/riskendpoint/internal/metadata"
@@ -50,36 +52,65 @@ func startEndpoint(t *testing.T) (Board, string) {
 	return startEndpointWith(t, nil)
 }
 
-// startEndpointWith is startEndpoint with its configuration changed first.
-// A port found free can be taken by another test before the endpoint binds
-// it: the endpoint is then started again on another, a few times.
+// startEndpointWith is startEndpoint with its configuration changed first
+// (a change that sets the endpoint's address keeps it).
 func startEndpointWith(t *testing.T, change func(*Config)) (Board, string) {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		cfg := createDefaultConfig()
-		cfg.NetAddr.Endpoint = freeAddr(t)
-		ours := cfg.NetAddr.Endpoint
+	var ext extension.Extension
+	var cfg *Config
+	onFreePorts(t, 1, func(addrs []string) error {
+		cfg = createDefaultConfig()
+		cfg.NetAddr.Endpoint = addrs[0]
 		if change != nil {
 			change(cfg)
 		}
-		ext, err := NewFactory().Create(context.Background(), extensiontest.NewNopSettings(metadata.Type), cfg)
-		if err != nil {
+		var err error
+		ext, err = startConfigured(t, cfg, componenttest.NewNopHost())
+		if cfg.NetAddr.Endpoint != addrs[0] {
+			return errors.Join(err, errNotRetried) // another port would not change it
+		}
+		return err
+	})
+	return ext.(Board), "http://" + cfg.NetAddr.Endpoint
+}
+
+// errNotRetried marks a failure onFreePorts is not to retry.
+var errNotRetried = errors.New("not retried")
+
+// onFreePorts runs start on n loopback addresses found free: a port found
+// free is free only for now, and one another test takes meanwhile fails
+// start with EADDRINUSE; start is then run again on others, a few times.
+// start stops what it started before it fails.
+func onFreePorts(t *testing.T, n int, start func(addrs []string) error) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		err := start(freeAddrs(t, n))
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, errNotRetried) || attempt == 5 {
 			t.Fatal(err)
 		}
-		err = ext.Start(context.Background(), componenttest.NewNopHost())
-		if errors.Is(err, syscall.EADDRINUSE) && cfg.NetAddr.Endpoint == ours && attempt < 5 {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := ext.Shutdown(context.Background()); err != nil {
-				t.Error(err)
-			}
-		})
-		return ext.(Board), "http://" + cfg.NetAddr.Endpoint
 	}
+}
+
+// startConfigured creates and starts the extension on host, until the test
+// ends; it returns Start's error (with nothing left running).
+func startConfigured(t *testing.T, cfg *Config, host component.Host) (extension.Extension, error) {
+	t.Helper()
+	ext, err := NewFactory().Create(context.Background(), extensiontest.NewNopSettings(metadata.Type), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Start(context.Background(), host); err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() {
+		if err := ext.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return ext, nil
 }
 
 func get(t *testing.T, method, url string) (int, http.Header, string) {

@@ -4,10 +4,13 @@ package riskendpoint
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/collector/component/componenttest"
 )
 
 // In a tier, any collector answers for the one that holds the group: a
@@ -16,15 +19,26 @@ import (
 // forwarded question is never forwarded again (two peers of each other do
 // not loop).
 func TestPeersAnswerForTheGroupTheyHold(t *testing.T) {
-	addrs := freeAddrs(t, 2)
-	ownerAddr, askerAddr := addrs[0], addrs[1]
 	down := silentPeer(t)
-	owner, ownerURL := startDecisions(t, func(c *Config) { c.NetAddr.Endpoint, c.Peers = ownerAddr, []string{"http://" + askerAddr} })
+	// Each the other's peer; a third peer gives no answer.
+	var owner, asker *endpoint
+	var ownerURL, askerURL string
+	onFreePorts(t, 2, func(addrs []string) error {
+		ownerURL, askerURL = "http://"+addrs[0], "http://"+addrs[1]
+		o, err := startConfigured(t, peerConfig(addrs[0], askerURL), componenttest.NewNopHost())
+		if err != nil {
+			return err
+		}
+		a, err := startConfigured(t, peerConfig(addrs[1], ownerURL, down), componenttest.NewNopHost())
+		if err != nil {
+			return errors.Join(err, o.Shutdown(context.Background()))
+		}
+		owner, asker = o.(*endpoint), a.(*endpoint)
+		return nil
+	})
 	holds := &recordingDecider{open: true, answer: Answer{Events: 2,
 		Reasons: []Reason{{Processor: "temporalcheck/te", Assertion: "te1", Effect: Deny, Explanation: "expected sayHello"}}}}
 	defer owner.Register("temporalcheck/te", onlyGroup{"conv-1", holds})()
-	// Each the other's peer; a third peer gives no answer.
-	asker, askerURL := startDecisions(t, func(c *Config) { c.NetAddr.Endpoint, c.Peers = askerAddr, []string{ownerURL, down} })
 	defer asker.Register("temporalcheck/te", &recordingDecider{open: false})()
 	alone, aloneURL := startDecisions(t, func(c *Config) { c.Peers = []string{ownerURL} })
 	defer alone.Register("temporalcheck/te", &recordingDecider{open: false})()
@@ -48,10 +62,12 @@ func TestPeersAnswerForTheGroupTheyHold(t *testing.T) {
 	}
 }
 
-// freeAddr is a loopback address nothing listens on, for now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	return freeAddrs(t, 1)[0]
+// peerConfig is the default configuration listening on addr, in a tier
+// with peers.
+func peerConfig(addr string, peers ...string) *Config {
+	cfg := createDefaultConfig()
+	cfg.NetAddr.Endpoint, cfg.Peers = addr, peers
+	return cfg
 }
 
 // freeAddrs is n distinct loopback addresses nothing listens on, for now.
