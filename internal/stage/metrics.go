@@ -43,7 +43,7 @@ type Metrics struct {
 	QueueFullWaits            metric.Int64Counter
 	EvaluationTime            metric.Float64Histogram
 	OutOfOrderEvents          metric.Int64Counter
-	SuspectedTypos            metric.Int64Counter // by kind: predicate, group_by
+	SuspectedTypos            metric.Int64Counter // by kind: predicate, group_by, capture, budget
 	SpansRefused              metric.Int64Counter // the storage could not journal them
 	SpansReplayed             metric.Int64Counter // from the journal, at start
 	GroupsHandedOver          metric.Int64Counter // by direction: in (taken over from the tier), out (given up)
@@ -60,7 +60,7 @@ func (m *Metrics) Instruments(prefix string) []selfmetric.Instrument {
 	return []selfmetric.Instrument{
 		row("traces_held", &m.TracesHeld, "{traces}", "Traces held, waiting to be complete."),
 		row("groups_open", &m.GroupsOpen, "{groups}", "Groups open (their end not yet come), dormant ones included."),
-		row("groups_dormant", &m.GroupsDormant, "{groups}", "Open groups idle for compact_after, kept in their saved form until their next trace, a question about them, their end or a hand-over."),
+		row("groups_dormant", &m.GroupsDormant, "{groups}", "Open groups idle for compact_after, kept in their saved form until their next trace, their end or a hand-over (a question about one rebuilds it for the answer only)."),
 		row("traces_released_early", &m.TracesReleasedEarly, "{traces}", "Traces judged and released before they were complete, by reason.", AttrReason),
 		row("late_spans", &m.LateSpans, "{spans}", "Spans that arrived after their trace was released; judged as the continuation of their group."),
 		row("groups_ended_early", &m.GroupsEndedEarly, "{groups}", "Groups ended before their end (more open groups than max_traces), by reason; their end-of-group verdicts are reported.", AttrReason),

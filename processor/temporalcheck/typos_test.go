@@ -3,13 +3,11 @@
 package temporalcheck
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentguard/agentguard/internal/fixtures"
@@ -41,10 +39,7 @@ func TestTyposAreSaidWithinAMinute(t *testing.T) {
 			}
 		}
 	})
-	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
-	defer shutdown(t, p)
+	defer shutdown(t, p) // not started: time moves only by Tick
 	feed(t, p, fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"), fixtures.Traces(t, "adk-weather/adk-bad-43-1.json"))
 	clock.t = clock.t.Add(30 * time.Second)
 	p.Tick(clock.t) // released and judged: the minute starts
@@ -75,23 +70,34 @@ func TestTyposAreSaidWithinAMinute(t *testing.T) {
 }
 
 // Judged on arrival, traces that carry the group_by attribute are grouped as
-// they come: after a minute of them, nothing is said about group_by, and no
-// suspected typo counted.
+// they come: after a minute of them, the look warns about a misspelt
+// predicate (it ran) and nothing about group_by, and counts one suspected
+// typo, the predicate's.
 func TestGroupByCarriedOnArrivalIsNotSuspected(t *testing.T) {
-	p, _, clock, _, logs := observed(t, "paper", func(c *Config) {
+	p, _, clock, reader, logs := observed(t, "paper", func(c *Config) {
 		c.GroupBy = "conversation"
 		c.Judge = JudgeOnArrival
+		for i := range c.Predicates {
+			switch c.Predicates[i].TransferTo {
+			case "greeting_agent":
+				c.Predicates[i].TransferTo = "greeting_agnet"
+			case "farewell_agent":
+				c.Predicates[i].Optional = true
+			}
+			if c.Predicates[i].Tool == "say_goodbye" {
+				c.Predicates[i].Optional = true
+			}
+		}
 	})
-	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
-	defer shutdown(t, p)
+	defer shutdown(t, p) // not started: time moves only by Tick
 	feed(t, p, fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"), fixtures.Traces(t, "adk-weather/adk-bad-43-1.json"))
 	clock.t = clock.t.Add(90 * time.Second)
 	p.Tick(clock.t)
-	for _, l := range typoLines(logs.All()) {
-		if strings.HasPrefix(l, "group_by") {
-			t.Errorf("a group_by every trace carried was suspected: %s", l)
-		}
+	got := typoLines(logs.All())
+	if len(got) != 1 || !strings.HasPrefix(got[0], "predicate xferToGreeting has not held once") {
+		t.Errorf("want the misspelt predicate's warning alone, got:\n%s", strings.Join(got, "\n"))
+	}
+	if n := sums(t, reader)["otelcol_processor_temporalcheck_suspected_typos"]; n != 1 {
+		t.Errorf("%d suspected typos counted, want 1", n)
 	}
 }

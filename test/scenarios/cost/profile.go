@@ -72,7 +72,7 @@ func fetchPprof(addr, what, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	c := http.Client{Timeout: 10 * time.Minute} // a CPU profile takes as long as it was asked to
+	c := http.Client{Timeout: time.Hour} // a CPU profile takes as long as it was asked to (-profile-seconds)
 	resp, err := c.Get(fmt.Sprintf("http://%s/debug/pprof/%s", addr, what))
 	if err != nil {
 		return err
