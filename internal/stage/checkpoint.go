@@ -247,24 +247,33 @@ func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
 		g     *group[G]
 	}
 	rs := make([]restored, 0, len(saved))
+	keys := make(map[string]bool, len(saved))
 	for i, sg := range saved {
+		if keys[sg.key] {
+			return false, 0, fmt.Errorf("group %q saved twice", sg.key)
+		}
+		keys[sg.key] = true
 		g, err := s.workers[s.workerOf(sg.key)].restored(sg)
 		if err != nil {
 			return false, 0, fmt.Errorf("group %d (%s): %w", i+1, sg.key, err)
 		}
 		rs = append(rs, restored{sg, g})
 	}
-	if err := s.restoreKept(kept); err != nil {
+	keptGroups, err := decodeKept(kept)
+	if err != nil {
 		return false, 0, err
+	}
+	// Everything decoded: only now is anything put back.
+	for i, sg := range keptGroups {
+		w := s.workers[s.workerOf(sg.key)]
+		w.retained.Touch(sg.key, time.Unix(0, sg.seen), func() []byte { return kept[i] })
+		w.held.add(sg.key)
 	}
 	// Each worker's groups in the order of their last activity, as they
 	// were: the workers may be more or fewer than when it was written.
 	slices.SortStableFunc(rs, func(a, b restored) int { return int(min(max(a.saved.seen-b.saved.seen, -1), 1)) })
 	for _, r := range rs {
 		w := s.workers[s.workerOf(r.saved.key)]
-		if _, dup := w.groups.Get(r.saved.key); dup {
-			return false, 0, fmt.Errorf("group %q saved twice", r.saved.key)
-		}
 		w.groups.Touch(r.saved.key, time.Unix(0, r.saved.seen), func() *group[G] { return r.g })
 		w.held.add(r.saved.key)
 		s.opened(1)
@@ -272,20 +281,19 @@ func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
 	return h.clean, len(rs), nil
 }
 
-// restoreKept puts a checkpoint's kept groups back, each in its saved form
-// (decoded when its group comes back), oldest first.
-func (s *Stage[G]) restoreKept(kept [][]byte) error {
+// decodeKept decodes a checkpoint's kept groups (ended, kept for
+// retention), each put back later in its saved form, oldest first.
+func decodeKept(kept [][]byte) ([]savedGroup, error) {
+	out := make([]savedGroup, 0, len(kept))
 	for i, data := range kept {
 		r := checkpoint.NewReader(data)
 		sg := decodeSaved(r, func(name string) string { return fmt.Sprintf("kept group %d: %s", i+1, name) }, checkpointVersion)
 		if err := r.End(fmt.Sprintf("kept group %d", i+1)); err != nil {
-			return err
+			return nil, err
 		}
-		w := s.workers[s.workerOf(sg.key)]
-		w.retained.Touch(sg.key, time.Unix(0, sg.seen), func() []byte { return data })
-		w.held.add(sg.key)
+		out = append(out, sg)
 	}
-	return nil
+	return out, nil
 }
 
 // snapshot saves the worker's open groups and its kept ones into p; it

@@ -254,3 +254,40 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 		}
 	})
 }
+
+// A checkpoint that names a group twice restores nothing, not the groups
+// before the second: the start goes on without it, and every group is new.
+func TestCheckpointWithAGroupTwiceRestoresNothing(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	s := startWith(t, store, newRecorder(), &clock, true)
+	s.clock.halt()
+	feed(t, s, &clock, 0, "a")
+	feed(t, s, &clock, 1, "b")
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	data := store.Get(stageID, checkpointKey)
+	h, saved, _, err := decodeCheckpoint(data)
+	if err != nil || len(saved) != 2 {
+		t.Fatalf("the checkpoint written: %d groups, %v", len(saved), err)
+	}
+	twice := appendHeader(nil, h, 3)
+	for _, g := range append(saved, saved[1]) {
+		twice = appendSaved(twice, g)
+	}
+	twice = checkpoint.AppendUvarint(twice, 0) // no kept groups
+	store.Put(stageID, checkpointKey, twice)
+
+	r := newRecorder()
+	s2 := startWith(t, store, r, &clock, false)
+	s2.clock.halt()
+	defer s2.Shutdown(context.Background())
+	if n := s2.OpenGroups(); n != 0 {
+		t.Fatalf("%d groups restored from a checkpoint that cannot be, want 0", n)
+	}
+	feed(t, s2, &clock, 2, "a")
+	if r.marks["a"] != HistoryPartial {
+		t.Errorf("a after the start without the checkpoint: %v, want partial", r.marks["a"])
+	}
+}
