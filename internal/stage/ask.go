@@ -93,9 +93,11 @@ func (w *worker[G]) hypothesis(key string, action ptrace.Traces) Hypothesis[G] {
 	latch := w.src.NewLatch()
 	g, ok := w.groups.Get(key)
 	if !ok {
-		// A dormant group is rebuilt for the question only: it stays
-		// dormant, and a question is not activity.
-		if data, dormant := w.dormant.Get(key); dormant {
+		// A group in its saved form is rebuilt for the question only: a
+		// dormant one stays dormant, and one ended idle and kept (retention,
+		// or a trace of its own ended at its release) stays kept, as the
+		// next trace of it would take it up; a question is not activity.
+		if data, saved := w.savedForm(key); saved {
 			g, ok = w.rebuildForQuestion(key, data)
 		}
 	}
@@ -115,6 +117,17 @@ func (w *worker[G]) hypothesis(key string, action ptrace.Traces) Hypothesis[G] {
 		}
 	}
 	return h
+}
+
+// savedForm is the saved form of a group the worker holds only so: dormant,
+// or ended and kept for a later trace to continue.
+func (w *worker[G]) savedForm(key string) ([]byte, bool) {
+	for _, saved := range []*Recent[[]byte]{w.dormant, w.retained, w.released} {
+		if data, ok := saved.Get(key); ok {
+			return data, true
+		}
+	}
+	return nil, false
 }
 
 // setService gives the action's resources the group's service.name, where

@@ -71,12 +71,13 @@ func (w *worker[G]) rebuild(data []byte, what string) (*group[G], error) {
 	return g, err
 }
 
-// rebuildForQuestion is a dormant group rebuilt for a question about it;
-// false, logged once, when its saved form does not decode.
+// rebuildForQuestion is a group in its saved form (dormant or kept)
+// rebuilt for a question about it; false, logged once, when its saved form
+// does not decode.
 func (w *worker[G]) rebuildForQuestion(key string, data []byte) (*group[G], bool) {
-	g, err := w.rebuild(data, "dormant group")
+	g, err := w.rebuild(data, "saved group")
 	if err != nil {
-		w.s.Warnings.Once("wake-question", "a dormant group could not be rebuilt for a question; it is answered as a new conversation", zap.String("group", key), zap.Error(err))
+		w.s.Warnings.Once("wake-question", "a group in its saved form (dormant or kept) could not be rebuilt for a question; it is answered as a new conversation", zap.String("group", key), zap.Error(err))
 		return nil, false
 	}
 	return g, true

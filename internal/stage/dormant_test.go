@@ -139,3 +139,46 @@ func TestRescaleHandsADormantConversationOver(t *testing.T) {
 		t.Error("the old member ended the conversation it handed over")
 	}
 }
+
+// A conversation that ended idle and is kept (retention) is what its next
+// trace takes up: a question about it is answered from that state, as
+// open, and leaves it kept; one forgotten, or never seen, is not open.
+func TestAQuestionAboutAKeptConversationSeesItsState(t *testing.T) {
+	r := newRecorder()
+	cfg := baseConfig()
+	cfg.Workers, cfg.Retention = 1, time.Hour
+	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
+	clock := time.Unix(1_800_000_000, 0)
+	s.UseClock(func() time.Time { return clock })
+	defer s.Shutdown(context.Background())
+	feed(t, s, &clock, 0, "a")
+	clock = clock.Add(2 * time.Minute) // past group_timeout: a ends, and is kept
+	s.Tick(clock)
+	if s.OpenGroups() != 0 || r.ended["a"] != 1 {
+		t.Fatalf("after group_timeout: %d open, a ended %d times", s.OpenGroups(), r.ended["a"])
+	}
+	ask := func(key string) Hypothesis[*recGroup] {
+		var h Hypothesis[*recGroup]
+		if err := s.Ask(context.Background(), key, pcommon.SpanID{}, ptrace.NewTraces(), func(got Hypothesis[*recGroup]) { h = got }); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	if h := ask("a"); !h.Open || h.State == nil || h.State.key != "a" {
+		t.Errorf("a question about a kept conversation: open %v, state %+v", h.Open, h.State)
+	}
+	if h := ask("never-seen"); h.Open {
+		t.Error("a conversation never seen is open")
+	}
+	feed(t, s, &clock, 1, "a") // the next turn takes it up where it was
+	if !slices.Equal(r.tools["a"], []string{"stir", "stir"}) || !r.marks["a"].Complete() {
+		t.Errorf("a taken up after the question: judged %v, marked %v", r.tools["a"], r.marks["a"])
+	}
+	clock = clock.Add(2 * time.Minute) // ends, kept again
+	s.Tick(clock)
+	clock = clock.Add(time.Hour + time.Second) // past the retention: forgotten
+	s.Tick(clock)
+	if h := ask("a"); h.Open {
+		t.Error("a conversation kept longer than the retention is still open to questions")
+	}
+}

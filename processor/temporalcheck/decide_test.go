@@ -228,8 +228,9 @@ func TestQuestionsAtTheEdges(t *testing.T) {
 		t.Errorf("after the restart: %+v", d)
 	}
 
-	// While the group ends (idle past group_timeout) and after: the group's
-	// answer, then not held.
+	// While the group ends (idle past group_timeout) and after, while it is
+	// kept for its next turn to take up (retention): the group's answer;
+	// once forgotten, not held.
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -241,8 +242,12 @@ func TestQuestionsAtTheEdges(t *testing.T) {
 	}()
 	p.Tick(clock.add(time.Hour))
 	<-done
+	if d := ask(t, url, "edge", deniedAfterTransfer); d.Group == nil || d.Decision != riskendpoint.Deny {
+		t.Errorf("after the group ended, kept: %+v, want its answer (deny)", d)
+	}
+	p.Tick(clock.add(2 * time.Hour)) // past the retention
 	if d := ask(t, url, "edge", deniedAfterTransfer); d.Group != nil || d.Decision != riskendpoint.Allow {
-		t.Errorf("after the group ended: %+v, want not held (allow)", d)
+		t.Errorf("after the retention: %+v, want not held (allow)", d)
 	}
 	shutdown(t, p)
 }
