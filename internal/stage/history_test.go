@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/predicate"
@@ -226,5 +227,52 @@ func TestLateSpansTakeUpATraceEndedAtItsRelease(t *testing.T) {
 	}
 	if sink.SpanCount() != 2*fixtures.StoveTrace(0, "c", fixtures.ToolCall{Tool: "stir"}).SpanCount() {
 		t.Errorf("%d spans passed on", sink.SpanCount())
+	}
+}
+
+// Judged on arrival, a trace that is a group of its own and pauses longer
+// than group_timeout (an agent waiting for a person's approval) ends idle;
+// its next spans take it up where it ended, as late spans of a trace ended
+// at its release do, and its next end is marked out_of_order: they do not
+// start a group afresh with a complete history.
+func TestATraceThatPausesPastGroupTimeoutIsTakenUp(t *testing.T) {
+	cfg := baseConfig()
+	cfg.GroupBy, cfg.OnArrival, cfg.Late, cfg.Workers = sequence.ByTraceID, true, LateContinue, 1
+	r := &endRecorder{recorder: newRecorder(), ends: map[string][]History{}}
+	set := componenttest.NewNopTelemetrySettings()
+	pcfg := predicate.Config{Predicates: predicate.List{{Name: "stir", Predicate: predicate.Predicate{Tool: "stir"}}}}
+	s, err := New[*recGroup](cfg, set, new(consumertest.TracesSink), nopMetrics(), func() (*events.Source, error) { return events.NewSource(pcfg, cfg.GroupBy, set) }, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	clock := time.Unix(1_800_000_000, 0)
+	s.UseClock(func() time.Time { return clock })
+	first := fixtures.StoveTrace(0, "c", fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"})
+	rest := ptrace.NewTraces()
+	rs := first.ResourceSpans().At(0)
+	dss := rest.ResourceSpans().AppendEmpty()
+	rs.Resource().CopyTo(dss.Resource())
+	spans := rs.ScopeSpans().At(0).Spans()
+	last := spans.At(spans.Len() - 1)
+	last.CopyTo(dss.ScopeSpans().AppendEmpty().Spans().AppendEmpty())
+	spans.RemoveIf(func(sp ptrace.Span) bool { return sp.SpanID() == last.SpanID() })
+	for _, td := range []ptrace.Traces{first, rest} {
+		if err := s.ConsumeTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(2 * time.Minute) // past group_timeout: it ends idle
+		s.Tick(clock)
+	}
+	if len(r.ends) != 1 {
+		t.Fatalf("groups %v, want the trace's one", r.ends)
+	}
+	for key, ends := range r.ends {
+		if len(ends) != 2 || ends[0] != 0 || ends[1] != HistoryOutOfOrder {
+			t.Errorf("ends %v; want one at the pause, complete, and one after the spans that came after it, out_of_order", ends)
+		}
+		if tools := r.tools[key]; len(tools) != 2 {
+			t.Errorf("judged %v, want both calls", tools)
+		}
 	}
 }

@@ -188,7 +188,7 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 		w.held.add(key)
 		if g := w.resume(ctx, key); g != nil {
 			if g.own, g.ended = own, own; own {
-				w.s.Warnings.Once("late-resumed", "late spans took up a trace that was judged when it was released: they are judged where it ended, and the verdicts of its next end are marked out_of_order (raise wait or root_wait for fewer)", zap.String("group", key))
+				w.s.Warnings.Once("late-resumed", "spans took up a trace that had ended (judged when it was released, or idle past group_timeout): they are judged where it ended, and the verdicts of its next end are marked out_of_order (raise wait, root_wait or group_timeout for fewer)", zap.String("group", key))
 			}
 			return g
 		}
@@ -321,7 +321,7 @@ func (w *worker[G]) end(ctx context.Context, b *batch, key, reason string, now t
 	// or a late span of a trace ended at its release, goes on from there.
 	case reason == endIdle && !g.own:
 		w.retain(key, g, now)
-	case reason == endComplete:
+	case reason == endComplete, reason == endIdle: // a trace of its own, ended at its release or idle (on arrival)
 		w.keepReleased(key, g, now)
 	}
 	if _, kept := w.retained.Get(key); !kept {
