@@ -97,8 +97,11 @@ func (w *worker[G]) hypothesis(key string, action ptrace.Traces) Hypothesis[G] {
 		// dormant one stays dormant, and one ended idle and kept (retention,
 		// or a trace of its own ended at its release) stays kept, as the
 		// next trace of it would take it up; a question is not activity.
-		if data, saved := w.savedForm(key); saved {
+		if data, dormant, saved := w.savedForm(key); saved {
 			g, ok = w.rebuildForQuestion(key, data)
+			if !dormant {
+				w.forget(key) // it stays ended: what the rebuild opened for it goes
+			}
 		}
 	}
 	if ok {
@@ -119,15 +122,18 @@ func (w *worker[G]) hypothesis(key string, action ptrace.Traces) Hypothesis[G] {
 	return h
 }
 
-// savedForm is the saved form of a group the worker holds only so: dormant,
-// or ended and kept for a later trace to continue.
-func (w *worker[G]) savedForm(key string) ([]byte, bool) {
-	for _, saved := range []*Recent[[]byte]{w.dormant, w.retained, w.released} {
-		if data, ok := saved.Get(key); ok {
-			return data, true
+// savedForm is the saved form of a group the worker holds only so: dormant
+// (open), or ended and kept for a later trace to continue.
+func (w *worker[G]) savedForm(key string) (data []byte, dormant, ok bool) {
+	if data, ok := w.dormant.Get(key); ok {
+		return data, true, true
+	}
+	for _, kept := range []*Recent[[]byte]{w.retained, w.released} {
+		if data, ok := kept.Get(key); ok {
+			return data, false, true
 		}
 	}
-	return nil, false
+	return nil, false, false
 }
 
 // setService gives the action's resources the group's service.name, where

@@ -54,6 +54,7 @@ func (w *worker[G]) wake(key string, now time.Time) (*group[G], bool) {
 		w.s.Warnings.Once("wake", "a dormant group could not be rebuilt; it is forgotten, and a later trace of it starts afresh, marked partial", zap.String("group", key), zap.Error(err))
 		w.s.opened(-1)
 		w.held.remove(key)
+		w.forget(key)
 		w.forgotten.add(key, markRetention, now)
 		return nil, false
 	}

@@ -174,6 +174,7 @@ func (w *worker[G]) giveUp(ctx context.Context, cp Checkpointer[G], key string) 
 		return nil
 	}
 	w.held.remove(key)
+	w.forget(key)
 	// A turn of it that still comes here (sent before the router switched)
 	// starts a group marked partial.
 	w.forgotten.add(key, markRescale, time.Now())

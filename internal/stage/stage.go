@@ -56,6 +56,23 @@ type Evaluator[G any] interface {
 	End(ctx context.Context, key string, g G, h History, at *Target)
 }
 
+// Forgetter is an Evaluator that holds something of a group outside its
+// state (probguard: its slot at the risk endpoint). Forget lets go of it
+// when the group leaves without End: handed over to another collector,
+// dropped because its saved form does not decode, or, ended and kept,
+// rebuilt for a question only.
+type Forgetter interface {
+	Forget(key string)
+}
+
+// forget tells the evaluator, if it holds anything outside the state, that
+// group key has left without End.
+func (w *worker[G]) forget(key string) {
+	if f, ok := w.s.eval.(Forgetter); ok {
+		f.Forget(key)
+	}
+}
+
 // queueSpansPerWorker bounds the spans handed to the workers and not yet
 // judged and passed on, per worker: past it, ConsumeTraces waits.
 const queueSpansPerWorker = 10_000

@@ -180,6 +180,14 @@ func (p *probProcessor) End(_ context.Context, key string, st *group, _ stage.Hi
 	p.mu.Unlock()
 }
 
+// Forget drops the group's slot at the risk endpoint, whichever it is: the
+// group left without ending here (stage.Forgetter).
+func (p *probProcessor) Forget(key string) {
+	if p.board != nil {
+		p.board.Close(key, p.board.Resume(key))
+	}
+}
+
 // decide scores one event and annotates it if the configuration reports it.
 // A report on a history that may be incomplete is made all the same, marked
 // (see temporalcheck's report).

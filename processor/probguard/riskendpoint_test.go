@@ -158,3 +158,49 @@ func TestADormantConversationKeepsItsSlot(t *testing.T) {
 		t.Errorf("the next turn, scored from where it was: %+v", a)
 	}
 }
+
+// A conversation that leaves without ending here leaves no slot behind: one
+// handed over to another collector of the tier, and one ended and kept
+// (retention), once asked about; the one kept is answered from its state.
+func TestAGroupThatLeavesLeavesNoSlot(t *testing.T) {
+	id := component.MustNewID("riskendpoint")
+	b := &board{open: map[string]*riskendpoint.Slot{}}
+	cfg := stoveConfig(t)
+	cfg.RiskEndpoint, cfg.GroupBy, cfg.GroupTimeout = &id, "conversation", time.Minute
+	p := createUnstarted(t, cfg, nopSettings())
+	now := time.Unix(1_800_000_000, 0)
+	var clock atomic.Int64 // the stage's clock goroutine reads it too
+	clock.Store(now.UnixNano())
+	p.UseClock(func() time.Time { return time.Unix(0, clock.Load()) })
+	tick := func(at time.Time) {
+		clock.Store(at.UnixNano())
+		p.Tick(at)
+	}
+	if err := p.Start(context.Background(), hostWith{id: b}); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	feed(t, p, fixtures.StoveTrace(0, "kitchen", fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"}))
+	feed(t, p, fixtures.StoveTrace(1, "hall", fixtures.ToolCall{Tool: "look"}))
+	tick(now.Add(5 * time.Second))
+	if b.open["kitchen"] == nil || b.open["hall"] == nil {
+		t.Fatalf("slots %v, want kitchen's and hall's", b.open)
+	}
+	if _, found, err := p.HandOver(context.Background(), "kitchen", p.Fingerprint()); !found || err != nil {
+		t.Fatalf("hand-over: found %v, %v", found, err)
+	}
+	if _, open := b.open["kitchen"]; open {
+		t.Error("a conversation handed over left its slot behind")
+	}
+	tick(now.Add(2 * time.Minute)) // hall ends idle, and is kept
+	if _, open := b.open["hall"]; open || p.OpenGroups() != 0 {
+		t.Fatalf("hall ended: slot %v, %d open", open, p.OpenGroups())
+	}
+	a, err := p.Decide(context.Background(), riskendpoint.Question{Group: "hall", Action: fixtures.StoveTrace(2, "hall", fixtures.ToolCall{Tool: "look"})})
+	if err != nil || !a.Open || a.Events != 1 {
+		t.Errorf("a question about the kept hall: open %v, %d events, %v", a.Open, a.Events, err)
+	}
+	if _, open := b.open["hall"]; open {
+		t.Error("a question about a kept conversation left a slot behind")
+	}
+}
