@@ -491,7 +491,21 @@ func (s *Stage[G]) route(sh *shard, ts []*tracebuffer.Trace) []released {
 // groups' workers, to be judged as the continuation; entries are the
 // journal's for this batch's late traces.
 func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces, n int, entries map[pcommon.TraceID]uint64) []lateChunk {
-	if !s.cfg.OnArrival { // a trace taken on arrival goes on in batches: they are not late
+	if s.cfg.OnArrival {
+		// A trace taken on arrival goes on in batches: they are not late;
+		// one released without its group (after wait) or forced out is.
+		n = 0
+		for _, rs := range spans.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					if !sh.buf.Taken(sp.TraceID()) {
+						n++
+					}
+				}
+			}
+		}
+	}
+	if n > 0 {
 		s.tel.LateSpans.Add(ctx, int64(n))
 		s.Warnings.Once("late", "spans arrived after their trace was judged; they are judged as the continuation of its group, in arrival order, and an event that starts before one already judged marks the group out_of_order (raise wait for a strict order)", zap.Int("spans", n))
 	}

@@ -259,6 +259,7 @@ func (b *Buffer) release(t *Trace, r Reason) *Trace {
 	delete(b.traces, t.ID)
 	b.traces = room.Map(b.traces, &b.peak)
 	b.released.add(t.ID)
+	b.released.setTaken(t.ID, r == Taken)
 	b.spans -= t.Count
 	return t
 }
@@ -314,6 +315,10 @@ func (b *Buffer) Refresh(id pcommon.TraceID) {
 		b.released.add(id)
 	}
 }
+
+// Taken reports whether a remembered released trace was taken by its owner
+// (Take): its later spans follow its first as batches do, not late.
+func (b *Buffer) Taken(id pcommon.TraceID) bool { return b.released.taken(id) }
 
 // GroupOf is the group a remembered released trace was filed under.
 func (b *Buffer) GroupOf(id pcommon.TraceID) (string, bool) { return b.released.group(id) }

@@ -20,6 +20,7 @@ type recentIDs struct {
 type remembered struct {
 	times int    // how often the ID is in the ring
 	group string // the group of its latest release
+	taken bool   // its owner took it (Take) rather than it being due or forced out
 }
 
 func newRecentIDs(n int) recentIDs {
@@ -61,6 +62,16 @@ func (r *recentIDs) file(id pcommon.TraceID, group string) {
 		r.set[id] = e
 	}
 }
+
+// setTaken records whether id's latest release was its owner's Take.
+func (r *recentIDs) setTaken(id pcommon.TraceID, taken bool) {
+	if e, ok := r.set[id]; ok {
+		e.taken = taken
+		r.set[id] = e
+	}
+}
+
+func (r *recentIDs) taken(id pcommon.TraceID) bool { return r.set[id].taken }
 
 func (r *recentIDs) group(id pcommon.TraceID) (string, bool) {
 	e, ok := r.set[id]
