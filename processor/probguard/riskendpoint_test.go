@@ -116,27 +116,36 @@ func TestRiskEndpointErrors(t *testing.T) {
 	}
 }
 
-// A conversation idle for compact_after goes dormant and keeps its slot:
-// the endpoint still has its latest decision, and its next turn is scored
-// from where it was, into the same slot.
-func TestADormantConversationKeepsItsSlot(t *testing.T) {
+// startOnBoard starts probguard over conversations with the stove model,
+// publishing to a recording board, until the test ends; time is now until
+// tick moves it (the stage's clock goroutine reads it too).
+func startOnBoard(t *testing.T, groupTimeout time.Duration) (p *probProcessor, b *board, now time.Time, tick func(time.Time)) {
+	t.Helper()
 	id := component.MustNewID("riskendpoint")
-	b := &board{open: map[string]*riskendpoint.Slot{}}
+	b = &board{open: map[string]*riskendpoint.Slot{}}
 	cfg := stoveConfig(t)
-	cfg.RiskEndpoint, cfg.GroupBy, cfg.GroupTimeout = &id, "conversation", 10*time.Minute
-	p := createUnstarted(t, cfg, nopSettings())
-	now := time.Unix(1_800_000_000, 0)
-	var clock atomic.Int64 // the stage's clock goroutine reads it too
+	cfg.RiskEndpoint, cfg.GroupBy, cfg.GroupTimeout = &id, "conversation", groupTimeout
+	p = createUnstarted(t, cfg, nopSettings())
+	now = time.Unix(1_800_000_000, 0)
+	var clock atomic.Int64
 	clock.Store(now.UnixNano())
 	p.UseClock(func() time.Time { return time.Unix(0, clock.Load()) })
-	tick := func(at time.Time) {
+	tick = func(at time.Time) {
 		clock.Store(at.UnixNano())
 		p.Tick(at)
 	}
 	if err := p.Start(context.Background(), hostWith{id: b}); err != nil {
 		t.Fatal(err)
 	}
-	defer p.Shutdown(context.Background())
+	t.Cleanup(func() { p.Shutdown(context.Background()) })
+	return p, b, now, tick
+}
+
+// A conversation idle for compact_after goes dormant and keeps its slot:
+// the endpoint still has its latest decision, and its next turn is scored
+// from where it was, into the same slot.
+func TestADormantConversationKeepsItsSlot(t *testing.T) {
+	p, b, now, tick := startOnBoard(t, 10*time.Minute)
 	feed(t, p, fixtures.StoveTrace(0, "kitchen", fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"}))
 	tick(now.Add(5 * time.Second))
 	slot := b.open["kitchen"]
@@ -163,23 +172,7 @@ func TestADormantConversationKeepsItsSlot(t *testing.T) {
 // handed over to another collector of the tier, and one ended and kept
 // (retention), once asked about; the one kept is answered from its state.
 func TestAGroupThatLeavesLeavesNoSlot(t *testing.T) {
-	id := component.MustNewID("riskendpoint")
-	b := &board{open: map[string]*riskendpoint.Slot{}}
-	cfg := stoveConfig(t)
-	cfg.RiskEndpoint, cfg.GroupBy, cfg.GroupTimeout = &id, "conversation", time.Minute
-	p := createUnstarted(t, cfg, nopSettings())
-	now := time.Unix(1_800_000_000, 0)
-	var clock atomic.Int64 // the stage's clock goroutine reads it too
-	clock.Store(now.UnixNano())
-	p.UseClock(func() time.Time { return time.Unix(0, clock.Load()) })
-	tick := func(at time.Time) {
-		clock.Store(at.UnixNano())
-		p.Tick(at)
-	}
-	if err := p.Start(context.Background(), hostWith{id: b}); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(context.Background())
+	p, b, now, tick := startOnBoard(t, time.Minute)
 	feed(t, p, fixtures.StoveTrace(0, "kitchen", fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"}))
 	feed(t, p, fixtures.StoveTrace(1, "hall", fixtures.ToolCall{Tool: "look"}))
 	tick(now.Add(5 * time.Second))
