@@ -72,6 +72,16 @@ func (w *warmUp) set(from time.Time, d time.Duration) {
 	w.until.Store(from.Add(d).UnixNano())
 }
 
+// on reports whether the warm-up is on at now.
+func (w *warmUp) on(now time.Time) bool {
+	until := w.until.Load()
+	return until != 0 && now.UnixNano() < until
+}
+
+// before reports whether a span that started at ts started before the
+// warm-up began.
+func (w *warmUp) before(ts pcommon.Timestamp) bool { return int64(ts) < w.from.Load() }
+
 // partial decides for a new group, judged at now, whose first trace
 // started at traceStart (0: unknown).
 func (w *warmUp) partial(now time.Time, own bool, traceStart pcommon.Timestamp) bool {

@@ -276,3 +276,41 @@ func TestATraceThatPausesPastGroupTimeoutIsTakenUp(t *testing.T) {
 		}
 	}
 }
+
+// In the warm-up, judged on arrival, a trace of its own whose first batch
+// began after the start, and whose root (started before it) comes later, is
+// partial from the root on: spans of it may have been judged, or lost,
+// before the start.
+func TestWarmUpMarksATraceWhoseRootComesLate(t *testing.T) {
+	r := newRecorder()
+	cfg := baseConfig()
+	cfg.GroupBy, cfg.OnArrival, cfg.Late, cfg.Workers, cfg.WarmUp = sequence.ByTraceID, true, LateContinue, 1, time.Minute
+	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
+	td := fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"})
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	if spans.Len() != 3 || !spans.At(0).ParentSpanID().IsEmpty() || spans.At(1).StartTimestamp() <= spans.At(0).StartTimestamp() {
+		t.Fatal("the fixture is not a root before two calls")
+	}
+	// The start: after the root began, before its first call.
+	clock := time.Unix(0, int64(spans.At(0).StartTimestamp()+spans.At(1).StartTimestamp())/2)
+	s.UseClock(func() time.Time { return clock })
+	if err := s.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	key := spans.At(0).TraceID().String()
+	for i, at := range []int{1, 0, 2} { // the first call, the root, the second call
+		batch := ptrace.NewTraces()
+		td.CopyTo(batch)
+		kept := spans.At(at).SpanID()
+		batch.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.SpanID() != kept })
+		if err := s.ConsumeTraces(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(time.Second)
+		s.Tick(clock)
+		if want := []History{0, HistoryPartial, HistoryPartial}[i]; r.marks[key] != want {
+			t.Errorf("after batch %d: judged %v, want %v", i+1, r.marks[key], want)
+		}
+	}
+}

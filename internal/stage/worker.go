@@ -161,6 +161,21 @@ func (w *worker[G]) do(item work[G]) {
 	}
 }
 
+// earliestStart is the earliest start of td's spans (0: none).
+func earliestStart(td ptrace.Traces) pcommon.Timestamp {
+	var first pcommon.Timestamp
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				if st := sp.StartTimestamp(); first == 0 || st < first {
+					first = st
+				}
+			}
+		}
+	}
+	return first
+}
+
 // journaled is the journal entries of an item's spans.
 func journaled[G any](item work[G]) []uint64 {
 	var seqs []uint64
@@ -212,6 +227,12 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 		}
 		return g
 	})
+	if own && g.history&HistoryPartial == 0 && w.s.warm.on(now) && w.s.warm.before(earliestStart(td)) {
+		// A trace of its own judged on arrival shows where it began only
+		// when its root comes, often last: one that began before the start
+		// may have had spans judged, or lost, before it.
+		w.mark(ctx, g, HistoryPartial, markWarmUp, key)
+	}
 	if traceStart != 0 {
 		if traceStart < g.latest {
 			w.mark(ctx, g, HistoryOutOfOrder, markOutOfOrder, key)
