@@ -85,11 +85,7 @@ func (w *warmUp) before(ts pcommon.Timestamp) bool { return int64(ts) < w.from.L
 // partial decides for a new group, judged at now, whose first trace
 // started at traceStart (0: unknown).
 func (w *warmUp) partial(now time.Time, own bool, traceStart pcommon.Timestamp) bool {
-	until := w.until.Load()
-	if until == 0 || now.UnixNano() >= until {
-		return false
-	}
-	return !own || traceStart == 0 || int64(traceStart) < w.from.Load()
+	return w.on(now) && (!own || traceStart == 0 || w.before(traceStart))
 }
 
 // forgotten remembers, per worker, the groups whose state is gone (ended

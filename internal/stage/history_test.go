@@ -248,16 +248,11 @@ func TestATraceThatPausesPastGroupTimeoutIsTakenUp(t *testing.T) {
 	defer s.Shutdown(context.Background())
 	clock := time.Unix(1_800_000_000, 0)
 	s.UseClock(func() time.Time { return clock })
-	first := fixtures.StoveTrace(0, "c", fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"})
-	rest := ptrace.NewTraces()
-	rs := first.ResourceSpans().At(0)
-	dss := rest.ResourceSpans().AppendEmpty()
-	rs.Resource().CopyTo(dss.Resource())
-	spans := rs.ScopeSpans().At(0).Spans()
-	last := spans.At(spans.Len() - 1)
-	last.CopyTo(dss.ScopeSpans().AppendEmpty().Spans().AppendEmpty())
-	spans.RemoveIf(func(sp ptrace.Span) bool { return sp.SpanID() == last.SpanID() })
-	for _, td := range []ptrace.Traces{first, rest} {
+	td := fixtures.StoveTrace(0, "c", fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"})
+	first := ptrace.NewTraces() // the root and the first call
+	td.CopyTo(first)
+	first.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.SpanID() == spanOf(td, 2).SpanID() })
+	for _, td := range []ptrace.Traces{first, onlySpan(td, 2)} {
 		if err := s.ConsumeTraces(context.Background(), td); err != nil {
 			t.Fatal(err)
 		}
@@ -300,11 +295,7 @@ func TestWarmUpMarksATraceWhoseRootComesLate(t *testing.T) {
 	defer s.Shutdown(context.Background())
 	key := spans.At(0).TraceID().String()
 	for i, at := range []int{1, 0, 2} { // the first call, the root, the second call
-		batch := ptrace.NewTraces()
-		td.CopyTo(batch)
-		kept := spans.At(at).SpanID()
-		batch.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.SpanID() != kept })
-		if err := s.ConsumeTraces(context.Background(), batch); err != nil {
+		if err := s.ConsumeTraces(context.Background(), onlySpan(td, at)); err != nil {
 			t.Fatal(err)
 		}
 		clock = clock.Add(time.Second)
@@ -313,4 +304,18 @@ func TestWarmUpMarksATraceWhoseRootComesLate(t *testing.T) {
 			t.Errorf("after batch %d: judged %v, want %v", i+1, r.marks[key], want)
 		}
 	}
+}
+
+// spanOf is the i-th span of a one-scope trace such as StoveTrace's.
+func spanOf(td ptrace.Traces, i int) ptrace.Span {
+	return td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(i)
+}
+
+// onlySpan is a copy of a one-scope trace holding its i-th span alone.
+func onlySpan(td ptrace.Traces, i int) ptrace.Traces {
+	out := ptrace.NewTraces()
+	td.CopyTo(out)
+	kept := spanOf(td, i).SpanID()
+	out.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.SpanID() != kept })
+	return out
 }

@@ -40,8 +40,9 @@ func (w *worker[G]) retain(key string, g *group[G], now time.Time) {
 
 // keepReleased keeps a trace that was a group of its own, ended at its
 // release (or, judged on arrival, idle past group_timeout), for
-// group_timeout (at most max_traces): later spans of it take it up again. Past that they start a group marked partial (judge knows late
-// spans from their chunk: nothing is remembered of a trace let go).
+// group_timeout (at most max_traces): later spans of it take it up again.
+// Past that they start a group marked partial (judge knows late spans from
+// their chunk: nothing is remembered of a trace let go).
 func (w *worker[G]) keepReleased(key string, g *group[G], now time.Time) {
 	cp, ok := w.s.eval.(Checkpointer[G])
 	if !ok {

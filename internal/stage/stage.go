@@ -133,6 +133,7 @@ type lateChunk struct {
 	own     bool
 	start   pcommon.Timestamp // a trace taken on arrival: its start so far; 0: a continuation
 	journal []uint64          // the journal entries holding the spans
+	late    bool              // counted as late (late_spans)
 }
 
 // New makes a stage. newSource compiles the predicates once per worker
@@ -273,7 +274,7 @@ func (s *Stage[G]) hold(ctx context.Context, td ptrace.Traces, entries []journal
 		}
 		forced = append(forced, s.route(sh, out)...)
 		if n > 0 {
-			late = append(late, s.routeLate(ctx, sh, lateSpans, n, lateEntries)...)
+			late = append(late, s.routeLate(ctx, sh, lateSpans, lateEntries)...)
 		}
 		if s.cfg.OnArrival {
 			late = append(late, s.takeGrouped(sh, ids)...)
@@ -487,28 +488,12 @@ func (s *Stage[G]) route(sh *shard, ts []*tracebuffer.Trace) []released {
 	return out
 }
 
-// routeLate counts late spans and splits them into chunks for their
-// groups' workers, to be judged as the continuation; entries are the
-// journal's for this batch's late traces.
-func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces, n int, entries map[pcommon.TraceID]uint64) []lateChunk {
-	if s.cfg.OnArrival {
-		// A trace taken on arrival goes on in batches: they are not late;
-		// one released without its group (after wait) or forced out is.
-		n = 0
-		for _, rs := range spans.ResourceSpans().All() {
-			for _, ss := range rs.ScopeSpans().All() {
-				for _, sp := range ss.Spans().All() {
-					if !sh.buf.Taken(sp.TraceID()) {
-						n++
-					}
-				}
-			}
-		}
-	}
-	if n > 0 {
-		s.tel.LateSpans.Add(ctx, int64(n))
-		s.Warnings.Once("late", "spans arrived after their trace was judged; they are judged as the continuation of its group, in arrival order, and an event that starts before one already judged marks the group out_of_order (raise wait for a strict order)", zap.Int("spans", n))
-	}
+// routeLate splits late spans into chunks for their groups' workers, to be
+// judged as the continuation, and counts those that are late: judged on
+// arrival, the later batches of a trace taken on arrival are not (one
+// released without its group, after wait, or forced out, is). entries are
+// the journal's for this batch's late traces.
+func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces, entries map[pcommon.TraceID]uint64) []lateChunk {
 	var chunks []lateChunk
 	index := map[pcommon.TraceID]int{}
 	moveSpans(spans, ptrace.Span.TraceID, func(id pcommon.TraceID) ptrace.Traces {
@@ -522,6 +507,16 @@ func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces
 		}
 		return chunks[i].spans
 	})
+	n := 0
+	for _, c := range chunks {
+		if c.late {
+			n += c.spans.SpanCount()
+		}
+	}
+	if n > 0 {
+		s.tel.LateSpans.Add(ctx, int64(n))
+		s.Warnings.Once("late", "spans arrived after their trace was judged; they are judged as the continuation of its group, in arrival order, and an event that starts before one already judged marks the group out_of_order (raise wait for a strict order)", zap.Int("spans", n))
+	}
 	return chunks
 }
 
@@ -529,6 +524,7 @@ func (s *Stage[G]) routeLate(ctx context.Context, sh *shard, spans ptrace.Traces
 // added now. A trace that was a group of its own and ended at its release
 // (LateResume) is taken up again where it ended (worker.resume).
 func (s *Stage[G]) lateChunk(sh *shard, id pcommon.TraceID, chunks *[]lateChunk) int {
+	late := !s.cfg.OnArrival || !sh.buf.Taken(id)
 	if s.cfg.OnArrival {
 		sh.buf.Refresh(id)
 	}
@@ -536,7 +532,7 @@ func (s *Stage[G]) lateChunk(sh *shard, id pcommon.TraceID, chunks *[]lateChunk)
 	if !filed {
 		key = id.String()
 	}
-	*chunks = append(*chunks, lateChunk{spans: ptrace.NewTraces(), key: key, own: key == id.String()})
+	*chunks = append(*chunks, lateChunk{spans: ptrace.NewTraces(), key: key, own: key == id.String(), late: late})
 	return len(*chunks) - 1
 }
 
