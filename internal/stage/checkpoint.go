@@ -37,19 +37,21 @@ type Checkpointer[G any] interface {
 
 // The checkpoint is one value in the storage client, written whole (a
 // crash mid-write leaves the previous one), under checkpointKey. Its
-// layout, version 2: the magic, the version, whether it was written at a
+// layout, version 4: the magic, the version, whether it was written at a
 // shutdown (nothing came after it: a start from it has no warm-up), the
 // evaluator's fingerprint, when it was written, then the open groups, least
 // recently active first: key, last activity, history marks, latest trace
 // start, latest event start, latches, trace and span of the last event,
 // service name, the evaluator's state, and the meters' state (budgets,
 // repeats); then the groups kept after they ended idle (Retention), in the
-// same form, their last activity being when they ended. Version 1 had no
-// kept groups, versions 1 and 2 no meters.
+// same form, their last activity being when they ended; a group's last
+// field is its flags (a trace that is a group of its own; one that ended
+// once and was taken up again). Version 1 had no kept groups, versions 1
+// and 2 no meters, versions 1 to 3 no flags.
 const (
 	checkpointKey     = "groups"
 	checkpointMagic   = "agentguard-groups"
-	checkpointVersion = 3
+	checkpointVersion = 4
 )
 
 // savedGroup is a group as a checkpoint holds it.
@@ -65,7 +67,15 @@ type savedGroup struct {
 	service string
 	state   []byte
 	meters  []byte
+	own     bool // a trace that is a group of its own
+	ended   bool // one that ended once, taken up again by later spans
 }
+
+// The flags of a saved group.
+const (
+	savedOwn byte = 1 << iota
+	savedEnded
+)
 
 func appendSaved(b []byte, g savedGroup) []byte {
 	b = checkpoint.AppendString(b, g.key)
@@ -78,7 +88,15 @@ func appendSaved(b []byte, g savedGroup) []byte {
 	b = append(b, g.span[:]...)
 	b = checkpoint.AppendString(b, g.service)
 	b = checkpoint.AppendBytes(b, g.state)
-	return checkpoint.AppendBytes(b, g.meters)
+	b = checkpoint.AppendBytes(b, g.meters)
+	var flags byte
+	if g.own {
+		flags |= savedOwn
+	}
+	if g.ended {
+		flags |= savedEnded
+	}
+	return append(b, flags)
 }
 
 // header is a checkpoint's first fields.
@@ -180,6 +198,14 @@ func decodeSaved(r *checkpoint.Reader, field func(string) string, version uint64
 	g.state = r.Bytes(field("state"))
 	if version >= 3 {
 		g.meters = r.Bytes(field("meters"))
+	}
+	if version >= 4 {
+		if fb := r.Fixed(field("flags"), 1); fb != nil {
+			if fb[0]&^(savedOwn|savedEnded) != 0 {
+				r.Fail(field("flags"), fmt.Errorf("unknown flags %#x", fb[0]))
+			}
+			g.own, g.ended = fb[0]&savedOwn != 0, fb[0]&savedEnded != 0
+		}
 	}
 	return g
 }

@@ -175,17 +175,17 @@ func TestStorageThatCannotBeOpenedStartsWithout(t *testing.T) {
 func TestCheckpointErrorsNameTheField(t *testing.T) {
 	good := appendHeader(nil, header{clean: true, fingerprint: "f", written: time.Unix(5, 0)}, 1)
 	good = appendSaved(good, savedGroup{key: "conv", seen: 7, history: HistoryOutOfOrder, latest: 9, latch: 1,
-		trace: pcommon.TraceID{1}, span: pcommon.SpanID{2}, service: "svc", state: []byte("st")})
+		trace: pcommon.TraceID{1}, span: pcommon.SpanID{2}, service: "svc", state: []byte("st"), own: true, ended: true})
 	groupsEnd := len(good)
 	kept := appendSaved(nil, savedGroup{key: "paused", seen: 8, state: []byte("k")})
 	good = checkpoint.AppendBytes(checkpoint.AppendUvarint(good, 1), kept)
 	h, gs, ks, err := decodeCheckpoint(good)
 	if err != nil || !h.clean || h.fingerprint != "f" || len(gs) != 1 || gs[0].key != "conv" || gs[0].latest != 9 ||
-		gs[0].history != HistoryOutOfOrder || gs[0].service != "svc" || string(gs[0].state) != "st" || gs[0].span != (pcommon.SpanID{2}) ||
+		gs[0].history != HistoryOutOfOrder || gs[0].service != "svc" || string(gs[0].state) != "st" || gs[0].span != (pcommon.SpanID{2}) || !gs[0].own || !gs[0].ended ||
 		len(ks) != 1 || !bytes.Equal(ks[0], kept) {
 		t.Fatalf("round trip: %+v %+v %v %v", h, gs, ks, err)
 	}
-	for cut, want := range map[int]string{groupsEnd - 1: "group 1: meters", groupsEnd - 2: "group 1: state", groupsEnd - 12: "groups", len(good) - 1: "kept group 1", groupsEnd: "kept groups"} {
+	for cut, want := range map[int]string{groupsEnd - 1: "group 1: flags", groupsEnd - 2: "group 1: meters", groupsEnd - 3: "group 1: state", groupsEnd - 13: "groups", len(good) - 1: "kept group 1", groupsEnd: "kept groups"} {
 		if _, _, _, err := decodeCheckpoint(good[:cut]); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("cut at %d: %v, want %q", cut, err, want)
 		}
@@ -195,35 +195,48 @@ func TestCheckpointErrorsNameTheField(t *testing.T) {
 	}
 }
 
+// savedAs is g as an older version saved it: without the fields added
+// since (empty here: a byte each).
+func savedAs(version int, g savedGroup) []byte {
+	b := appendSaved(nil, g)
+	switch version {
+	case 1, 2:
+		return b[:len(b)-2] // no meters, no flags
+	case 3:
+		return b[:len(b)-1] // no flags
+	}
+	return b
+}
+
 // A version 1 checkpoint (no kept groups) is still read.
 func TestVersion1CheckpointIsRead(t *testing.T) {
 	v1 := append([]byte(checkpointMagic), checkpoint.AppendUvarint(nil, 1)...)
 	v1 = checkpoint.AppendBool(v1, true)
 	v1 = checkpoint.AppendString(v1, "f")
 	v1 = checkpoint.AppendVarint(v1, 5)
-	v1 = appendSaved(checkpoint.AppendUvarint(v1, 1), savedGroup{key: "conv", state: []byte("st")})
-	v1 = v1[:len(v1)-1] // versions 1 and 2 end a group at its state: no meters
+	v1 = append(checkpoint.AppendUvarint(v1, 1), savedAs(1, savedGroup{key: "conv", state: []byte("st")})...)
 	h, gs, ks, err := decodeCheckpoint(v1)
 	if err != nil || !h.clean || len(gs) != 1 || gs[0].key != "conv" || len(ks) != 0 {
 		t.Fatalf("version 1: %+v %+v %v %v", h, gs, ks, err)
 	}
 }
 
-// A version 2 checkpoint (no meters) is still read, its kept groups
-// rewritten in this version's form, which is how they are decoded when
-// their group comes back.
-func TestVersion2CheckpointIsRead(t *testing.T) {
-	v2 := append([]byte(checkpointMagic), checkpoint.AppendUvarint(nil, 2)...)
-	v2 = checkpoint.AppendBool(v2, true)
-	v2 = checkpoint.AppendString(v2, "f")
-	v2 = checkpoint.AppendVarint(v2, 5)
-	group := appendSaved(nil, savedGroup{key: "conv", state: []byte("st")})
-	v2 = append(checkpoint.AppendUvarint(v2, 1), group[:len(group)-1]...)
-	keptNow := appendSaved(nil, savedGroup{key: "paused", state: []byte("k")})
-	v2 = checkpoint.AppendBytes(checkpoint.AppendUvarint(v2, 1), keptNow[:len(keptNow)-1])
-	_, gs, ks, err := decodeCheckpoint(v2)
-	if err != nil || len(gs) != 1 || gs[0].key != "conv" || len(ks) != 1 || !bytes.Equal(ks[0], keptNow) {
-		t.Fatalf("version 2: %+v %q %v", gs, ks, err)
+// Version 2 and 3 checkpoints (no meters, no flags) are still read, their
+// kept groups rewritten in this version's form, which is how they are
+// decoded when their group comes back.
+func TestOlderCheckpointsAreRead(t *testing.T) {
+	for _, version := range []int{2, 3} {
+		old := append([]byte(checkpointMagic), checkpoint.AppendUvarint(nil, uint64(version))...)
+		old = checkpoint.AppendBool(old, true)
+		old = checkpoint.AppendString(old, "f")
+		old = checkpoint.AppendVarint(old, 5)
+		old = append(checkpoint.AppendUvarint(old, 1), savedAs(version, savedGroup{key: "conv", state: []byte("st")})...)
+		keptNow := appendSaved(nil, savedGroup{key: "paused", state: []byte("k")})
+		old = checkpoint.AppendBytes(checkpoint.AppendUvarint(old, 1), savedAs(version, savedGroup{key: "paused", state: []byte("k")}))
+		_, gs, ks, err := decodeCheckpoint(old)
+		if err != nil || len(gs) != 1 || gs[0].key != "conv" || len(ks) != 1 || !bytes.Equal(ks[0], keptNow) {
+			t.Fatalf("version %d: %+v %q %v", version, gs, ks, err)
+		}
 	}
 }
 

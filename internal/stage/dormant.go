@@ -20,8 +20,8 @@ import (
 // group is the group that was saved (what a checkpoint restore relies on).
 
 // compact saves the groups idle for compact_after and lets their state go.
-// A trace that is a group of its own stays as it is: it ends at its
-// release, and its saved form could not say so.
+// A trace that is a group of its own stays as it is: it ends soon, at its
+// release or idle past group_timeout.
 func (w *worker[G]) compact(now time.Time) {
 	cp, ok := w.s.eval.(Checkpointer[G])
 	if !ok || w.s.cfg.CompactAfter <= 0 {

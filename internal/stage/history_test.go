@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentguard/agentguard/internal/checkpoint/checkpointtest"
 	"github.com/agentguard/agentguard/internal/core/events"
 	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/core/sequence"
@@ -318,4 +319,67 @@ func onlySpan(td ptrace.Traces, i int) ptrace.Traces {
 	kept := spanOf(td, i).SpanID()
 	out.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.SpanID() != kept })
 	return out
+}
+
+// A trace that is a group of its own, judged on arrival and taken up by
+// spans after it ended idle, is the same after a restart: its next end is
+// marked out_of_order, and it is kept for its later spans as a trace is,
+// not for the retention of a conversation.
+func TestARestoredTraceOfItsOwnStaysItsOwn(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	start := func(r *endRecorder) *Stage[*recGroup] {
+		cfg := storageConfig()
+		cfg.GroupBy, cfg.OnArrival, cfg.Late, cfg.Workers = sequence.ByTraceID, true, LateContinue, 1
+		set := componenttest.NewNopTelemetrySettings()
+		pcfg := predicate.Config{Predicates: predicate.List{{Name: "stir", Predicate: predicate.Predicate{Tool: "stir"}}}}
+		s, err := New[*recGroup](cfg, set, new(consumertest.TracesSink), nopMetrics(), func() (*events.Source, error) { return events.NewSource(pcfg, cfg.GroupBy, set) }, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.UseClock(func() time.Time { return clock })
+		if err := s.Start(context.Background(), store.Host(storageID)); err != nil {
+			t.Fatal(err)
+		}
+		s.clock.halt()
+		return s
+	}
+	td := fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"})
+	key := spanOf(td, 0).TraceID().String()
+	before := &endRecorder{recorder: newRecorder(), ends: map[string][]History{}}
+	s := start(before)
+	for _, at := range []int{1, 2} { // the first call, then, past group_timeout, the second
+		if err := s.ConsumeTraces(context.Background(), onlySpan(td, at)); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(30 * time.Second)
+		s.Tick(clock)
+		if at == 1 {
+			clock = clock.Add(2 * time.Minute) // it ends idle
+			s.Tick(clock)
+		}
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ends := before.ends[key]; len(ends) != 1 || ends[0] != 0 {
+		t.Fatalf("ends before the restart %v, want one, complete", ends)
+	}
+	after := &endRecorder{recorder: newRecorder(), ends: map[string][]History{}}
+	s = start(after)
+	defer s.Shutdown(context.Background())
+	clock = clock.Add(2 * time.Minute)
+	s.Tick(clock) // the trace taken up ends idle again
+	if ends := after.ends[key]; len(ends) != 1 || ends[0] != HistoryOutOfOrder {
+		t.Fatalf("ends after the restart %v, want one, out_of_order", ends)
+	}
+	// Its last span, within group_timeout (no conversation is kept: no
+	// retention) takes the trace up once more, with its history whole.
+	clock = clock.Add(30 * time.Second)
+	if err := s.ConsumeTraces(context.Background(), onlySpan(td, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if tools, marks := after.tools[key], after.marks[key]; len(tools) != 1 || marks != 0 {
+		t.Errorf("after the restart, judged %v with marks %v; want the last call, continuing the trace, unmarked", tools, marks)
+	}
 }

@@ -90,7 +90,7 @@ func (w *worker[G]) resume(ctx context.Context, key string) *group[G] {
 // restored rebuilds a group from its saved form.
 func (w *worker[G]) restored(sg savedGroup) (*group[G], error) {
 	g := &group[G]{latch: w.src.NewLatch(), trace: sg.trace, lastSpan: sg.span, history: sg.history, latest: sg.latest,
-		latestEvent: sg.latestE, service: w.intern(sg.service)}
+		latestEvent: sg.latestE, service: w.intern(sg.service), own: sg.own, ended: sg.ended}
 	if err := g.latch.Restore(sg.latch); err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (w *worker[G]) saved(cp Checkpointer[G], key string, seen int64, g *group[G
 	n := len(w.stateBuf)
 	w.stateBuf = g.latch.AppendMeters(w.stateBuf)
 	return savedGroup{key: key, seen: seen, history: g.history, latest: g.latest, latestE: g.latestEvent, latch: g.latch.State(),
-		trace: g.trace, span: g.lastSpan, service: service, state: w.stateBuf[:n], meters: w.stateBuf[n:]}
+		trace: g.trace, span: g.lastSpan, service: service, state: w.stateBuf[:n], meters: w.stateBuf[n:], own: g.own, ended: g.ended}
 }
 
 // saveGroup is a group's saved form in a buffer of its own, of its exact
