@@ -83,6 +83,9 @@ func (w *worker[G]) resume(ctx context.Context, key string) *group[G] {
 		w.forgotten.add(key, markRetention, time.Now())
 		return nil
 	}
+	if r, ok := w.s.eval.(Resumer[G]); ok {
+		r.Resumed(key, g.state)
+	}
 	w.s.tel.GroupsResumed.Add(ctx, 1)
 	return g
 }

@@ -65,6 +65,15 @@ type Forgetter interface {
 	Forget(key string)
 }
 
+// Resumer is an Evaluator whose End did something a group that goes on
+// must undo (probguard's learning counted the run's move to its end).
+// Resumed is called with the state as it was saved before End, when a group
+// that ended (a conversation kept for retention, a trace kept for its late
+// spans) is taken up again by a later trace.
+type Resumer[G any] interface {
+	Resumed(key string, g G)
+}
+
 // forget tells the evaluator, if it holds anything outside the state, that
 // group key has left without End.
 func (w *worker[G]) forget(key string) {

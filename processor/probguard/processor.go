@@ -180,6 +180,19 @@ func (p *probProcessor) End(_ context.Context, key string, st *group, _ stage.Hi
 	p.mu.Unlock()
 }
 
+// Resumed takes back the end learning counted for a group that goes on: a
+// conversation kept for retention, or a trace kept for its late spans,
+// taken up again (stage.Resumer). Live learning then counts a run's end
+// once, as agentguard learn does.
+func (p *probProcessor) Resumed(_ string, st *group) {
+	if p.learner == nil {
+		return
+	}
+	p.mu.Lock()
+	p.learner.Resume(st.path)
+	p.mu.Unlock()
+}
+
 // Forget drops the group's slot at the risk endpoint, whichever it is: the
 // group left without ending here (stage.Forgetter).
 func (p *probProcessor) Forget(key string) {

@@ -259,6 +259,38 @@ func TestOnlineLearningResumesAfterARestart(t *testing.T) {
 	}
 }
 
+// A conversation that ended idle, kept for retention, and taken up again by
+// its next turn is one run: live learning counts its end once, at its last
+// end, as agentguard learn counts it, not once at each end.
+func TestOnlineLearningCountsAResumedConversationsEndOnce(t *testing.T) {
+	cfg, err := loadConfig(t, "learn_only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Learn.Output = filepath.Join(t.TempDir(), "online.json")
+	cfg.GroupBy, cfg.GroupTimeout = "conversation", time.Minute
+	p := createUnstarted(t, cfg, nopSettings()) // no clock goroutine: the test's Tick is the only one
+	now := time.Now()
+	for turn := range 2 {
+		feed(t, p, fixtures.StoveTrace(turn, "c", fixtures.ToolCall{Tool: "turn_on_stove"}, fixtures.ToolCall{Tool: "look", Fork: true}))
+		now = now.Add(5 * time.Minute)
+		p.Tick(now) // judged, then ended idle (kept for retention)
+	}
+	counts := p.learner.Counts()
+	var ends, moves uint64
+	for _, pc := range counts.Pairs() {
+		moves += pc.N
+		if pc.To == dtmc.End {
+			ends += pc.N
+		}
+	}
+	if counts.Traces() != 1 || ends != 1 || moves != 4 {
+		t.Errorf("one conversation of 4 events counted as %d runs, %d ends, %d moves; want 1, 1, 4 (3 moves and its end): %v",
+			counts.Traces(), ends, moves, counts.Pairs())
+	}
+	shutdown(t, p)
+}
+
 func TestLearnConfigErrors(t *testing.T) {
 	cfg := stoveConfig(t)
 	cfg.Learn = &LearnConfig{Output: "./testdata/../testdata/stove.json"}

@@ -49,6 +49,16 @@ func (c *Counts) Add(from, to State, n uint64) {
 	}
 }
 
+// Remove takes n from the count of the pair (from, to), down to nothing.
+func (c *Counts) Remove(from, to State, n uint64) {
+	k := [2]State{from, to}
+	if c.pairs[k] <= n {
+		delete(c.pairs, k)
+		return
+	}
+	c.pairs[k] -= n
+}
+
 // AddStarts adds n traces starting in s (and so n traces).
 func (c *Counts) AddStarts(s State, n uint64) {
 	if n > 0 {

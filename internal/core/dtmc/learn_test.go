@@ -85,6 +85,19 @@ func TestCountsMergeByAddition(t *testing.T) {
 	}
 }
 
+// Remove takes counts back down to nothing: a table with a move counted
+// and removed again equals one that never counted it.
+func TestCountsRemoveUndoesAdd(t *testing.T) {
+	c := stoveCounts(t)
+	c.Add(0b10, End, 2)
+	c.Add(0b01, End, 1)
+	c.Remove(0b10, End, 2)
+	c.Remove(0b01, End, 5)
+	if !c.Equal(stoveCounts(t)) {
+		t.Fatalf("after adding and removing: %v", c.Pairs())
+	}
+}
+
 func TestFrequencyModeMakesUnleftStatesAbsorbing(t *testing.T) {
 	spec := stoveSpec()
 	spec.Smoothing = Smoothing{Mode: Frequency}

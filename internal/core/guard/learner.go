@@ -63,6 +63,16 @@ func (l *Learner) End(p *Path) {
 	*p = Path{}
 }
 
+// Resume takes back the move to the end state that End counted for a run
+// that goes on: p is the path as it was before End (saved with its group,
+// and the group taken up again by a later trace), so the run counts one
+// end, at its last end, as learned offline.
+func (l *Learner) Resume(p Path) {
+	if p.started && l.rules.Disallowed(p.last, dtmc.End) == "" {
+		l.counts.Remove(p.last, dtmc.End, 1)
+	}
+}
+
 // Counts is the table counted so far (not a copy).
 func (l *Learner) Counts() *dtmc.Counts { return l.counts }
 
