@@ -179,7 +179,7 @@ func New[G any](cfg Config, set component.TelemetrySettings, next consumer.Trace
 		}
 		if s.watch == nil {
 			s.watch = newPredicateWatch(src.Names(), cfg.WarnUnheldAfter, cfg.Optional)
-			s.typos = newTypoWatch(cfg)
+			s.typos = newTypoWatch(cfg, n)
 		}
 		s.workers = append(s.workers, newWorker(s, src, uint64(i), perShard))
 	}

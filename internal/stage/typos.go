@@ -45,6 +45,11 @@ type typoWatch struct {
 	keys       names
 	captures   *predicate.CaptureWatch  // nil: no capture predicate
 	quantities *predicate.QuantityWatch // nil: no budget over an attribute
+	// flushed is, per worker, the time of the last batch whose held
+	// predicates it flushed (unix nanoseconds): the look waits until every
+	// worker has flushed past the first WarnTyposAfter, or a predicate
+	// another worker saw hold, still in its tally, would be warned about.
+	flushed []atomic.Int64
 }
 
 // maxNames bounds each set of names noted.
@@ -58,9 +63,9 @@ func (n names) add(s string) {
 	}
 }
 
-func newTypoWatch(cfg Config) *typoWatch {
+func newTypoWatch(cfg Config, workers int) *typoWatch {
 	t := &typoWatch{after: cfg.WarnTyposAfter, literals: cfg.Literals, groupBy: cfg.GroupBy,
-		tools: names{}, agents: names{}, keys: names{}}
+		tools: names{}, agents: names{}, keys: names{}, flushed: make([]atomic.Int64, workers)}
 	if t.after > 0 {
 		t.captures = predicate.NewCaptureWatch(cfg.Literals)
 		t.quantities = predicate.NewQuantityWatch(cfg.Literals)
@@ -136,10 +141,15 @@ func (t *typoWatch) noteKeys(a pcommon.Map) {
 }
 
 // look warns, once, after the first WarnTyposAfter of traffic, about each
-// predicate that never held and a group_by attribute never seen.
-func (t *typoWatch) look(ctx context.Context, now time.Time, w *predicateWatch, tel metric.Int64Counter, warnings *Warnings) {
+// predicate that never held and a group_by attribute never seen. worker has
+// just flushed its tally, at now.
+func (t *typoWatch) look(ctx context.Context, worker int, now time.Time, w *predicateWatch, tel metric.Int64Counter, warnings *Warnings) {
+	if !t.watching() {
+		return
+	}
+	t.flushed[worker].Store(now.UnixNano())
 	first := t.first.Load()
-	if !t.watching() || first == 0 || now.Sub(time.Unix(0, first)) < t.after || !t.done.CompareAndSwap(false, true) {
+	if first == 0 || !t.everyWorkerFlushed(first+int64(t.after)) || !t.done.CompareAndSwap(false, true) {
 		return
 	}
 	t.mu.Lock()
@@ -175,6 +185,17 @@ func (t *typoWatch) look(ctx context.Context, now time.Time, w *predicateWatch, 
 		warnings.Once("group-by-never-seen", fmt.Sprintf("group_by %q: no trace carried it in the first %v of traffic, so every trace is a group of its own%s",
 			t.groupBy, t.after, didYouMean(t.groupBy, t.keys)))
 	}
+}
+
+// everyWorkerFlushed: every worker flushed its tally at or after the
+// instant at (unix nanoseconds).
+func (t *typoWatch) everyWorkerFlushed(at int64) bool {
+	for i := range t.flushed {
+		if t.flushed[i].Load() < at {
+			return false
+		}
+	}
+	return true
 }
 
 // suggestion is ": did you mean X?" for a predicate's literal, or "".

@@ -129,3 +129,38 @@ func saidAfterAMinute(t *testing.T, pcfg predicate.Config, files ...string) ([]s
 	}
 	return said(), counted
 }
+
+// The look waits for every worker's tally: a predicate that held in a batch
+// of one worker, not yet flushed when another worker's batch passes the
+// first minute, is not said never to have held; one that held nowhere is,
+// once both have flushed past the minute.
+func TestTypoLookWaitsForEveryWorker(t *testing.T) {
+	pcfg := predicate.Config{Predicates: predicate.List{
+		{Name: "stir", Predicate: predicate.Predicate{Tool: "stir"}},
+		{Name: "strir", Predicate: predicate.Predicate{Tool: "strir"}},
+	}}
+	core, logs := observer.New(zapcore.WarnLevel)
+	warnings := NewWarnings(zap.New(core))
+	typos := nopMetrics().SuspectedTypos
+	watch := newPredicateWatch([]string{"stir", "strir"}, 0, nil)
+	tw := newTypoWatch(Config{WarnTyposAfter: time.Minute, Literals: pcfg.Literals(), GroupBy: sequence.ByTraceID}, 2)
+	start := time.Unix(1_800_000_000, 0)
+	td := fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "stir"})
+	tw.note(start, td, 1, watch) // worker 1 judges a stir, its tally not yet flushed
+	ctx := context.Background()
+	tw.look(ctx, 0, start.Add(time.Minute), watch, typos, warnings) // worker 0, past the minute
+	if n := logs.Len(); n != 0 {
+		t.Fatalf("warned while worker 1's tally was not flushed: %v", logs.All())
+	}
+	onWorker1 := watch.newTally()
+	onWorker1.add(1) // stir held
+	watch.flush(ctx, &onWorker1, nopMetrics().PredicateHeld, warnings)
+	tw.look(ctx, 1, start.Add(time.Minute+time.Second), watch, typos, warnings)
+	var said []string
+	for _, e := range logs.All() {
+		said = append(said, e.Message)
+	}
+	if len(said) != 1 || !strings.HasPrefix(said[0], "predicate strir has not held once") {
+		t.Errorf("warnings %q, want strir's alone", said)
+	}
+}

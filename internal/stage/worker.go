@@ -144,7 +144,7 @@ func (w *worker[G]) do(item work[G]) {
 		}
 	}
 	w.s.watch.flush(ctx, &w.tally, w.s.tel.PredicateHeld, w.s.Warnings)
-	w.s.typos.look(ctx, item.now, w.s.watch, w.s.tel.SuspectedTypos, w.s.Warnings)
+	w.s.typos.look(ctx, w.index, item.now, w.s.watch, w.s.tel.SuspectedTypos, w.s.Warnings)
 	if td, n := w.verdicts.take(); n > 0 {
 		w.s.tel.VerdictSpans.Add(ctx, int64(n))
 		td.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
