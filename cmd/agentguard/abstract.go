@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -29,8 +30,9 @@ import (
 // episodes (folds by episode, abstractscore.go): first for the front of
 // warned against false alarms where a monitor runs, warning nearly every
 // unsafe episode (atoms added one at a time, and exchanged, while one
-// gains more than chance would), then, with the predicates left, for the
-// Brier score of P_safe. It writes the chosen abstraction as a probguard
+// gains more than chance would), a number chosen at two thresholds filled
+// in with the thresholds between them (fillThresholds), then, with the
+// predicates left, for the Brier score of P_safe. It writes the chosen abstraction as a probguard
 // block, with a model learned on every training episode, and reports the
 // choice: the cross-validated scores at each step, the Brier score against
 // the base rate's, and, held in, the chain's Pareto front beside the best
@@ -323,6 +325,14 @@ func (a *abstraction) choose(eps episodeSet, cands []atom, o abstractOptions) er
 		preds, best = next, sc
 		a.steps = append(a.steps, selectionStep{how, best})
 	}
+	if filled, how := fillThresholds(preds, cands); how != "" {
+		sc, err := a.crossValidate(eps, filled)
+		if err != nil {
+			return err
+		}
+		preds, best = filled, sc
+		a.steps = append(a.steps, selectionStep{how, best})
+	}
 	for len(preds)-1 < o.maxPredicates {
 		add, sc, err := a.bestCalibration(eps, preds, cands, best)
 		if err != nil {
@@ -336,6 +346,55 @@ func (a *abstraction) choose(eps episodeSet, cands []atom, o abstractOptions) er
 	}
 	a.chosen = preds[1:]
 	return nil
+}
+
+// fillThresholds adds to preds, on each number chosen at two thresholds or
+// more, the candidates' thresholds between the lowest and the highest
+// chosen, and says which; "" when there are none. Two thresholds chosen on
+// one number make it a scale of risk, and where on that scale the risk
+// crosses θ is what another agent's clock moves most (an agent that waits
+// five minutes at a time warns from five, where the training agent's
+// safe runs lingering there put the cut at six): the scale is kept whole,
+// for θ to choose the step, at the cost of a few states (nested thresholds
+// add one state each per valuation of the rest), even where the training
+// episodes alone cannot tell the steps apart. They do not count against
+// --max-predicates: they refine a chosen fact.
+func fillThresholds(preds, cands []atom) ([]atom, string) {
+	var added []string
+	out := slices.Clone(preds)
+	for _, field := range thresholdFields(preds[1:]) {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, p := range preds[1:] {
+			if f, t, ok := p.threshold(); ok && f == field {
+				lo, hi = min(lo, t), max(hi, t)
+			}
+		}
+		for _, c := range cands {
+			f, t, ok := c.threshold()
+			if ok && f == field && t > lo && t < hi && !slices.ContainsFunc(out, func(p atom) bool { return p.name == c.name }) {
+				out, added = append(out, c), append(added, c.name)
+			}
+		}
+	}
+	if len(added) == 0 {
+		return preds, ""
+	}
+	return out, "+ " + strings.Join(added, ", ") + " (filling the scale)"
+}
+
+// thresholdFields are the numbers chosen at two thresholds or more, in
+// the order of their first.
+func thresholdFields(chosen []atom) []string {
+	count := map[string]int{}
+	var out []string
+	for _, p := range chosen {
+		if f, _, ok := p.threshold(); ok {
+			if count[f]++; count[f] == 2 {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // bestCalibration is the candidate whose addition lowers the cross-validated

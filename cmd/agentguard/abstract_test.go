@@ -316,3 +316,25 @@ func TestChooseCalibrates(t *testing.T) {
 		t.Errorf("steps %v: want the Brier score lower, the top area the same", got.steps)
 	}
 }
+
+// A number chosen at two thresholds is filled in with the candidates'
+// thresholds between them, and only those: not a threshold outside them,
+// not one on another number chosen once, not a conjunction.
+func TestFillThresholds(t *testing.T) {
+	ge := func(field string, t float64) atom {
+		return atom{name: fmt.Sprintf("%s_ge_%g", field, t), result: map[string]any{field: map[string]any{"ge": t}}}
+	}
+	both := atom{name: "x3_and_z", result: map[string]any{"x": map[string]any{"ge": 3.0}, "z": map[string]any{"equals": true}}}
+	hazard := atom{name: "unsafe", result: map[string]any{"unsafe": map[string]any{"equals": true}}}
+	cands := []atom{ge("x", 1), ge("x", 2), ge("x", 3), ge("x", 4), ge("x", 5), ge("x", 6), ge("y", 1), ge("y", 2), ge("y", 3), both}
+	got, how := fillThresholds([]atom{hazard, ge("x", 2), ge("y", 2), ge("x", 5)}, cands)
+	if want := []string{"unsafe", "x_ge_2", "y_ge_2", "x_ge_5", "x_ge_3", "x_ge_4"}; !slices.Equal(names(got), want) {
+		t.Errorf("filled %v, want %v", names(got), want)
+	}
+	if how != "+ x_ge_3, x_ge_4 (filling the scale)" {
+		t.Errorf("step %q", how)
+	}
+	if got, how := fillThresholds([]atom{hazard, ge("x", 2), ge("x", 3)}, cands); len(got) != 3 || how != "" {
+		t.Errorf("nothing between two neighbouring thresholds: %v %q", names(got), how)
+	}
+}

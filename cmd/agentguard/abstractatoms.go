@@ -38,6 +38,20 @@ func (a atom) predicate() map[string]any {
 	return map[string]any{"tool": "*", "result": a.result}
 }
 
+// threshold is the field and the threshold of an atom "field ≥ t"; false
+// for every other atom.
+func (a atom) threshold() (field string, t float64, ok bool) {
+	if len(a.result) != 1 {
+		return "", 0, false
+	}
+	for f, m := range a.result {
+		match, _ := m.(map[string]any)
+		t, ok = match["ge"].(float64)
+		return f, t, ok
+	}
+	return "", 0, false
+}
+
 // reads reports whether a result atom reads field.
 func (a atom) reads(field string) bool {
 	_, ok := a.result[field]
