@@ -169,6 +169,7 @@ func (w *worker[G]) giveUp(ctx context.Context, cp Checkpointer[G], key string) 
 		w.s.slept(-1)
 		saved = data
 	} else if data, ok := w.retained.Remove(key); ok {
+		w.takeBackEnd(key, data)
 		saved = data
 	} else {
 		return nil
@@ -180,6 +181,22 @@ func (w *worker[G]) giveUp(ctx context.Context, cp Checkpointer[G], key string) 
 	w.forgotten.add(key, markRescale, time.Now())
 	w.s.tel.GroupsHandedOver.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrDirection, directionOut)))
 	return saved
+}
+
+// takeBackEnd tells a Resumer that the kept group key, in its saved form
+// data, goes on elsewhere: what its End did is taken back here, where it
+// will not end again (the member taking it over ends it).
+func (w *worker[G]) takeBackEnd(key string, data []byte) {
+	r, ok := w.s.eval.(Resumer[G])
+	if !ok {
+		return
+	}
+	g, err := w.rebuild(data, "kept group")
+	if err != nil {
+		w.s.Warnings.Once("hand-over-resume", "a kept group handed over could not be rebuilt to take its end back; the tier may count its end twice", zap.String("group", key), zap.Error(err))
+		return
+	}
+	r.Resumed(key, g.state)
 }
 
 // takeOver is group key taken over from the tier, or nil: none holds it,

@@ -103,6 +103,28 @@ func TestHandOverKeptGroupAndConfiguration(t *testing.T) {
 	}
 }
 
+// A kept group handed over goes on at the member that takes it: the member
+// that gave it up takes back the end it reported (a Resumer's, such as
+// probguard's learning), so the tier counts the conversation's end once,
+// where it ends.
+func TestAKeptGroupHandedOverTakesBackItsEnd(t *testing.T) {
+	clock := time.Unix(1_800_000_000, 0)
+	ra, rb := newRecorder(), newRecorder()
+	a := member(t, ra, &clock, nil)
+	b := member(t, rb, &clock, tierOf{other: a})
+	feed(t, a, &clock, 0, "paused")
+	clock = clock.Add(2 * time.Minute)
+	a.Tick(clock) // ended idle, kept
+	feed(t, b, &clock, 1, "paused")
+	clock = clock.Add(2 * time.Minute)
+	b.Tick(clock) // ended idle at the new member
+	ends := ra.ended["paused"] - ra.resumed["paused"] + rb.ended["paused"] - rb.resumed["paused"]
+	if ra.ended["paused"] != 1 || ra.resumed["paused"] != 1 || ends != 1 {
+		t.Errorf("old member: %d ends, %d taken back; new member: %d, %d; want the end once across the tier",
+			ra.ended["paused"], ra.resumed["paused"], rb.ended["paused"], rb.resumed["paused"])
+	}
+}
+
 // A turn the old member still holds when the conversation moves is judged
 // there before the group is handed over, so the new member has it; a turn
 // that comes to the old member after it is marked partial there.

@@ -69,7 +69,8 @@ type Forgetter interface {
 // must undo (probguard's learning counted the run's move to its end).
 // Resumed is called with the state as it was saved before End, when a group
 // that ended (a conversation kept for retention, a trace kept for its late
-// spans) is taken up again by a later trace.
+// spans) is taken up again by a later trace, here or, handed over, at
+// another member of the tier.
 type Resumer[G any] interface {
 	Resumed(key string, g G)
 }

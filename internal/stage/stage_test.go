@@ -30,20 +30,29 @@ import (
 // events in the order judged, and how its groups ended; slow makes each
 // Events call take that long.
 type recorder struct {
-	mu     sync.Mutex
-	tools  map[string][]string
-	ended  map[string]int
-	marks  map[string]History // the history each group was last judged on
-	slow   time.Duration
-	block  chan struct{} // if set, Events waits for it to close
-	onEnd  func(at *Target)
-	judged atomic.Int64
+	mu    sync.Mutex
+	tools map[string][]string
+	ended map[string]int
+	// resumed: groups that ended and went on (Resumer): the ends they
+	// take back
+	resumed map[string]int
+	marks   map[string]History // the history each group was last judged on
+	slow    time.Duration
+	block   chan struct{} // if set, Events waits for it to close
+	onEnd   func(at *Target)
+	judged  atomic.Int64
 }
 
 type recGroup struct{ key string }
 
 func newRecorder() *recorder {
-	return &recorder{tools: map[string][]string{}, ended: map[string]int{}, marks: map[string]History{}}
+	return &recorder{tools: map[string][]string{}, ended: map[string]int{}, resumed: map[string]int{}, marks: map[string]History{}}
+}
+
+func (r *recorder) Resumed(key string, _ *recGroup) {
+	r.mu.Lock()
+	r.resumed[key]++
+	r.mu.Unlock()
 }
 
 func (r *recorder) Open(key string) *recGroup { return &recGroup{key: key} }
