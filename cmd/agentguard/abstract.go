@@ -54,7 +54,7 @@ func runAbstract(args []string, stdout, stderr io.Writer) int {
 	var o abstractOptions
 	o.register(fs)
 	fs.StringVar(&o.hazard, "hazard", "", "the unsafe state: a tool-result field that is true there (unsafe), FIELD=VALUE, or FIELD>=NUMBER")
-	fs.IntVar(&o.maxPredicates, "max-predicates", 4, "the most predicates chosen besides the hazard")
+	fs.IntVar(&o.maxPredicates, "max-predicates", 4, "the most predicates chosen besides the hazard (and the thresholds filled in between two chosen on one number)")
 	fs.IntVar(&o.folds, "folds", 5, "cross-validation folds, by episode")
 	fs.StringVar(&o.out, "out", "", "write the probguard block to this `file` (default: stdout)")
 	fs.StringVar(&o.modelOut, "model-out", "abstraction-model.json", "write the model learned on every training episode to this `file`")
@@ -325,6 +325,7 @@ func (a *abstraction) choose(eps episodeSet, cands []atom, o abstractOptions) er
 		preds, best = next, sc
 		a.steps = append(a.steps, selectionStep{how, best})
 	}
+	chosen := len(preds) - 1 // the filled thresholds do not count against --max-predicates
 	if filled, how := fillThresholds(preds, cands); how != "" {
 		sc, err := a.crossValidate(eps, filled)
 		if err != nil {
@@ -333,7 +334,7 @@ func (a *abstraction) choose(eps episodeSet, cands []atom, o abstractOptions) er
 		preds, best = filled, sc
 		a.steps = append(a.steps, selectionStep{how, best})
 	}
-	for len(preds)-1 < o.maxPredicates {
+	for ; chosen < o.maxPredicates; chosen++ {
 		add, sc, err := a.bestCalibration(eps, preds, cands, best)
 		if err != nil {
 			return err
