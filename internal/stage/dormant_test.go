@@ -119,9 +119,7 @@ func TestDormantGroupsCountAgainstTheBound(t *testing.T) {
 // ending it.
 func TestRescaleHandsADormantConversationOver(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
-	ra, rb := newRecorder(), newRecorder()
-	a := member(t, ra, &clock, nil)
-	b := member(t, rb, &clock, tierOf{other: a})
+	a, b, ra, rb := twoMembers(t, &clock)
 	feed(t, a, &clock, 0, "moved")
 	clock = clock.Add(20 * time.Second)
 	a.Tick(clock)

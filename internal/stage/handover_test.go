@@ -47,14 +47,21 @@ func member(t *testing.T, r *recorder, clock *time.Time, tier Tier) *Stage[*recG
 	return s
 }
 
+// twoMembers starts two members of a tier: b takes over from a.
+func twoMembers(t *testing.T, clock *time.Time) (a, b *Stage[*recGroup], ra, rb *recorder) {
+	t.Helper()
+	ra, rb = newRecorder(), newRecorder()
+	a = member(t, ra, clock, nil)
+	b = member(t, rb, clock, tierOf{other: a})
+	return a, b, ra, rb
+}
+
 // A conversation a rescale moves to another member is handed over: the
 // member that held it forgets it without ending it, and the new one goes on
 // with it, unmarked; a conversation nobody held starts afresh, unmarked.
 func TestRescaleHandsTheConversationOver(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
-	ra, rb := newRecorder(), newRecorder()
-	a := member(t, ra, &clock, nil)
-	b := member(t, rb, &clock, tierOf{other: a})
+	a, b, ra, rb := twoMembers(t, &clock)
 	feed(t, a, &clock, 0, "moved")
 	feed(t, b, &clock, 1, "moved")
 	feed(t, b, &clock, 2, "new")
@@ -109,9 +116,7 @@ func TestHandOverKeptGroupAndConfiguration(t *testing.T) {
 // where it ends.
 func TestAKeptGroupHandedOverTakesBackItsEnd(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
-	ra, rb := newRecorder(), newRecorder()
-	a := member(t, ra, &clock, nil)
-	b := member(t, rb, &clock, tierOf{other: a})
+	a, b, ra, rb := twoMembers(t, &clock)
 	feed(t, a, &clock, 0, "paused")
 	clock = clock.Add(2 * time.Minute)
 	a.Tick(clock) // ended idle, kept
@@ -130,9 +135,7 @@ func TestAKeptGroupHandedOverTakesBackItsEnd(t *testing.T) {
 // that comes to the old member after it is marked partial there.
 func TestHandOverTakesTheHeldTurnsAlong(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
-	ra, rb := newRecorder(), newRecorder()
-	a := member(t, ra, &clock, nil)
-	b := member(t, rb, &clock, tierOf{other: a})
+	a, b, ra, _ := twoMembers(t, &clock)
 	feed(t, a, &clock, 0, "moved")
 	if err := a.ConsumeTraces(context.Background(), fixtures.StoveTrace(1, "moved", fixtures.ToolCall{Tool: "stir"})); err != nil {
 		t.Fatal(err)
