@@ -46,11 +46,12 @@ type abstractOptions struct {
 	out, modelOut  string
 	minImprovement float64
 	minWarned      float64
+	fillScale      bool
 	files          []string
 }
 
 func runAbstract(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("abstract", "--config COLLECTOR.yaml [--processor probguard/NAME] --hazard FIELD[=VALUE|>=NUMBER] [--max-predicates 4] [--folds 5] [--min-warned 0.9] [--out FILE] [--model-out FILE] TRAIN.json...", stderr)
+	fs := newFlagSet("abstract", "--config COLLECTOR.yaml [--processor probguard/NAME] --hazard FIELD[=VALUE|>=NUMBER] [--max-predicates 4] [--folds 5] [--min-warned 0.9] [--fill-scale=true] [--out FILE] [--model-out FILE] TRAIN.json...", stderr)
 	var o abstractOptions
 	o.register(fs)
 	fs.StringVar(&o.hazard, "hazard", "", "the unsafe state: a tool-result field that is true there (unsafe), FIELD=VALUE, or FIELD>=NUMBER")
@@ -59,6 +60,7 @@ func runAbstract(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.out, "out", "", "write the probguard block to this `file` (default: stdout)")
 	fs.StringVar(&o.modelOut, "model-out", "abstraction-model.json", "write the model learned on every training episode to this `file`")
 	fs.Float64Var(&o.minImprovement, "min-improvement", 0.001, "stop when the best atom raises the cross-validated area (--min-warned) by less than this")
+	fs.BoolVar(&o.fillScale, "fill-scale", true, "fill a number chosen for the front at two thresholds with the thresholds between them")
 	fs.Float64Var(&o.minWarned, "min-warned", 0.9, "choose for the area under the front from warning this share of the unsafe episodes to warning them all (0: the whole front)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -326,7 +328,7 @@ func (a *abstraction) choose(eps episodeSet, cands []atom, o abstractOptions) er
 		a.steps = append(a.steps, selectionStep{how, best})
 	}
 	chosen := len(preds) - 1 // the filled thresholds do not count against --max-predicates
-	if filled, how := fillThresholds(preds, cands); how != "" {
+	if filled, how := fillThresholds(preds, cands); o.fillScale && how != "" {
 		sc, err := a.crossValidate(eps, filled)
 		if err != nil {
 			return err
