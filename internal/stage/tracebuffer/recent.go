@@ -2,7 +2,11 @@
 
 package tracebuffer
 
-import "go.opentelemetry.io/collector/pdata/pcommon"
+import (
+	"math"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
 
 // recentIDs remembers the last n released trace IDs, each with the group
 // its owner filed it under: a span of one of them is late, and its group is
@@ -18,13 +22,13 @@ type recentIDs struct {
 }
 
 type remembered struct {
-	times int    // how often the ID is in the ring
 	group string // the group of its latest release
+	times int32  // how often the ID is in the ring (at most its length, n)
 	taken bool   // its owner took it (Take) rather than it being due or forced out
 }
 
 func newRecentIDs(n int) recentIDs {
-	return recentIDs{limit: max(n, 1), set: map[pcommon.TraceID]remembered{}}
+	return recentIDs{limit: min(max(n, 1), math.MaxInt32), set: map[pcommon.TraceID]remembered{}}
 }
 
 func (r *recentIDs) has(id pcommon.TraceID) bool { return r.set[id].times > 0 }
