@@ -271,11 +271,12 @@ func (e *endpoint) decide(ctx context.Context, q Question, names []string, ds []
 				Explanation: fmt.Sprintf("no answer within max_wait (%v): %v; on_stale is %s", e.cfg.MaxWait, errs[i], e.cfg.OnStale)})
 			continue
 		}
-		if !a.Open {
-			continue
+		// A processor that does not hold the group judged the action as
+		// the first events of the new group it will open: its reasons count.
+		if a.Open {
+			open = true
+			resp.Event = max(resp.Event, a.Events+1)
 		}
-		open = true
-		resp.Event = max(resp.Event, a.Events+1)
 		resp.History = worseHistory(resp.History, a.History)
 		resp.Reasons = append(resp.Reasons, a.Reasons...)
 		for _, m := range a.Matched {

@@ -20,8 +20,9 @@ import (
 // once the question is answered.
 type Hypothesis[G any] struct {
 	// Open is false for a group the stage does not hold (never seen, or
-	// ended): State is then the zero G, and Events are classified from a new
-	// group's latches.
+	// ended): State is then the zero G, Events are classified from a new
+	// group's latches, and History is what a new group of key would be
+	// marked (partial when key was forgotten, or in the warm-up).
 	Open    bool
 	State   G
 	History History
@@ -109,6 +110,8 @@ func (w *worker[G]) hypothesis(key string, action ptrace.Traces) Hypothesis[G] {
 		if g.service != nil {
 			setService(action, *g.service)
 		}
+	} else if w.forgotten.has(key) || w.s.warm.on(w.s.now()) {
+		h.History = HistoryPartial // as the group the action would open will be marked
 	}
 	h.Events, _ = w.src.Extract(action, &latch) // an OTTL error makes its predicate false, as live
 	names := w.src.Names()

@@ -112,6 +112,12 @@ func (f *forgotten) add(key, reason string, now time.Time) {
 	}
 }
 
+// has reports whether key was forgotten, without forgetting it.
+func (f *forgotten) has(key string) bool {
+	_, ok := f.keys.Get(key)
+	return ok
+}
+
 // take reports whether key was forgotten, and why, and forgets it: it is
 // marked once, in the group that comes back.
 func (f *forgotten) take(key string) (string, bool) {

@@ -30,11 +30,13 @@ func (p *probProcessor) Decide(ctx context.Context, q riskendpoint.Question) (ri
 func (p *probProcessor) answer(h stage.Hypothesis[*group]) riskendpoint.Answer {
 	ans := riskendpoint.Answer{Open: h.Open, History: h.History.String(), Matched: h.Matched}
 	served := p.served.Load()
-	if !h.Open || len(h.Events) == 0 || served == nil {
+	if len(h.Events) == 0 || served == nil {
 		return ans
 	}
-	ans.Events = h.State.events
-	run := h.State.run
+	var run guard.Run // a group not held: the action is scored as a new group's first events, as it will be
+	if h.Open {
+		ans.Events, run = h.State.events, h.State.run
+	}
 	var d guard.Decision
 	for _, ev := range h.Events {
 		d = served.guard.Step(&run, ev.Bits)

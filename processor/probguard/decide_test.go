@@ -84,3 +84,25 @@ func TestDecisionEnforceOfProbguard(t *testing.T) {
 		}
 	}
 }
+
+// A group not held yet is answered as the collector will score the action:
+// the first event of a new run. Lighting the burner with the fork on it as
+// a new group's first call reaches the unsafe state: denied, though no
+// processor holds the group; a first look is scored in the initial state,
+// whose P_safe (0.9599) is below this configuration's θ (0.965), as the
+// collector's first event there is.
+func TestDecisionOnTheFirstActionOfANewGroup(t *testing.T) {
+	_, url := decisionsOf(t, "deny")
+	lightWithFork := `{"action": {"span": {"name": "execute_tool turn_on_stove", "attributes": [` +
+		`{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},` +
+		`{"key": "gen_ai.tool.name", "value": {"stringValue": "turn_on_stove"}},` +
+		`{"key": "env.fork_on_burner", "value": {"boolValue": true}}]}}}`
+	if d := decision(t, url, "never-seen", lightWithFork); d.Decision != riskendpoint.Deny || d.Group != nil ||
+		len(d.Reasons) < 1 || d.Reasons[0].PSafe == nil || *d.Reasons[0].PSafe != 0 {
+		t.Errorf("the burner lit with the fork on it, first: %+v", d)
+	}
+	if d := decision(t, url, "never-seen", `{"action": {"tool": "look"}}`); d.Group != nil || len(d.Reasons) < 1 ||
+		d.Reasons[0].PSafe == nil || *d.Reasons[0].PSafe < 0.9598 || *d.Reasons[0].PSafe > 0.96 {
+		t.Errorf("a first look: %+v, want scored in the initial state", d)
+	}
+}

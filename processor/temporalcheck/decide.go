@@ -69,16 +69,19 @@ func (p *temporalProcessor) Decide(ctx context.Context, q riskendpoint.Question)
 
 func (p *temporalProcessor) answer(group string, h stage.Hypothesis[*assertion.Group]) riskendpoint.Answer {
 	ans := riskendpoint.Answer{Open: h.Open, History: h.History.String(), Matched: h.Matched}
-	if !h.Open || len(h.Events) == 0 {
+	if len(h.Events) == 0 {
 		return ans
 	}
-	ans.Events = h.State.Len()
+	var state *assertion.Group // a group not held: the action is judged as a new group's first events, as it will be
+	if h.Open {
+		ans.Events, state = h.State.Len(), h.State
+	}
 	scratch, _ := p.scratch.Get().(*assertion.Group)
 	if scratch == nil {
 		scratch = p.c.runner.NewScratch()
 	}
 	defer p.scratch.Put(scratch)
-	hyp := p.c.runner.WouldDecide(group, h.State, scratch, assertionEvents(h.Events))
+	hyp := p.c.runner.WouldDecide(group, state, scratch, assertionEvents(h.Events))
 	name := p.id.String()
 	for _, v := range hyp.Verdicts {
 		if v.Violation && v.Assertion.Enforce != assertion.EnforceOff {

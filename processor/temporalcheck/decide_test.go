@@ -344,3 +344,38 @@ func TestDecisionDeniesALeak(t *testing.T) {
 		t.Errorf("an email without it: %+v", d)
 	}
 }
+
+// A conversation no processor holds yet is answered as the collector will
+// judge the action: the first event of a new group. Its first call of a tool
+// it must never call is denied, whatever on_unknown says (allow here), and the
+// same span, once it comes, is reported as a violation; a harmless first call
+// is allowed, decided by on_unknown.
+func TestDecisionOnTheFirstActionOfANewConversation(t *testing.T) {
+	ext, url := riskendpointtest.Start(t)
+	id := component.MustNewID("riskendpoint")
+	p, sink := createProcessor(t, "conversation", func(c *Config) {
+		c.RiskEndpoint = &id
+		c.WarmUp = new(time.Duration)
+		c.Predicates = append(c.Predicates, predicate.Named{Name: "dropTable", Predicate: predicate.Predicate{Tool: "drop_table"}})
+		c.Assertions = append(c.Assertions, assertion.Config{Name: "no_drop", Never: "dropTable", Enforce: "deny"})
+	})
+	clock := &lockedClock{t: fixtures.StoveEpoch.Add(time.Hour)}
+	p.UseClock(clock.now)
+	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+
+	d := ask(t, url, "fresh", `{"action": {"tool": "drop_table"}}`)
+	if d.Decision != riskendpoint.Deny || d.Group != nil || !slices.ContainsFunc(d.Reasons, func(r riskendpoint.Reason) bool { return r.Assertion == "no_drop" }) {
+		t.Errorf("drop_table as a new conversation's first call: %+v, want denied by no_drop", d)
+	}
+	if d := ask(t, url, "fresh", `{"action": {"tool": "get_weather"}}`); d.Decision != riskendpoint.Allow || d.Group != nil {
+		t.Errorf("get_weather as a new conversation's first call: %+v", d)
+	}
+	feed(t, p, fixtures.StoveTrace(0, "fresh", fixtures.ToolCall{Tool: "drop_table"}))
+	p.Tick(clock.add(time.Minute))
+	if got := failures(sink); !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, "no_drop ") }) {
+		t.Errorf("the collector's verdicts on the same call %q: want no_drop violated, as answered", got)
+	}
+}
