@@ -273,6 +273,45 @@ func TestATraceThatPausesPastGroupTimeoutIsTakenUp(t *testing.T) {
 	}
 }
 
+// Paused longer still, past group_timeout after it ended idle, the trace is
+// no longer kept: its next spans start a group of their own marked partial,
+// not a fresh unmarked one.
+func TestATraceThatPausesPastItsKeepingIsMarked(t *testing.T) {
+	cfg := baseConfig()
+	cfg.GroupBy, cfg.OnArrival, cfg.Late, cfg.Workers = sequence.ByTraceID, true, LateContinue, 1
+	r := &endRecorder{recorder: newRecorder(), ends: map[string][]History{}}
+	set := componenttest.NewNopTelemetrySettings()
+	pcfg := predicate.Config{Predicates: predicate.List{{Name: "stir", Predicate: predicate.Predicate{Tool: "stir"}}}}
+	s, err := New[*recGroup](cfg, set, new(consumertest.TracesSink), nopMetrics(), func() (*events.Source, error) { return events.NewSource(pcfg, cfg.GroupBy, set) }, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	clock := time.Unix(1_800_000_000, 0)
+	s.UseClock(func() time.Time { return clock })
+	td := fixtures.StoveTrace(0, "c", fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"})
+	first := ptrace.NewTraces() // the root and the first call
+	td.CopyTo(first)
+	first.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.SpanID() == spanOf(td, 2).SpanID() })
+	for i, td := range []ptrace.Traces{first, onlySpan(td, 2)} {
+		if err := s.ConsumeTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 - i { // the first: past group_timeout (it ends idle), then past it again (no longer kept)
+			clock = clock.Add(2 * time.Minute)
+			s.Tick(clock)
+		}
+	}
+	for key, ends := range r.ends {
+		if len(ends) != 2 || ends[0] != 0 || ends[1]&HistoryPartial == 0 {
+			t.Errorf("%s ends %v; want one complete, then one partial for the spans after it was let go", key, ends)
+		}
+	}
+	if len(r.ends) != 1 {
+		t.Errorf("groups %v, want the trace's one", r.ends)
+	}
+}
+
 // In the warm-up, judged on arrival, a trace of its own whose first batch
 // began after the start, and whose root (started before it) comes later, is
 // partial from the root on: spans of it may have been judged, or lost,

@@ -217,8 +217,9 @@ func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, t
 		g := &group[G]{state: w.s.eval.Open(key), latch: w.src.NewLatch(), own: own}
 		if reason, ok := w.forgotten.take(key); ok {
 			w.mark(ctx, g, HistoryPartial, reason, key)
-		} else if own && traceStart == 0 && w.s.cfg.Late == LateResume {
-			// Late spans of a trace ended at its release and no longer kept.
+		} else if own && traceStart == 0 {
+			// Late spans of a trace that ended (at its release, or idle on
+			// arrival) and is no longer kept.
 			w.mark(ctx, g, HistoryPartial, markRetention, key)
 		} else if movedUnknown {
 			w.mark(ctx, g, HistoryPartial, markRescale, key)
