@@ -99,7 +99,9 @@ func (e *endpoint) serveHandOver(w http.ResponseWriter, r *http.Request, group s
 	name := r.Header.Get(processorHeader)
 	h, ok := e.deciders.get(name).(HandOverer)
 	if !ok {
-		reply(w, http.StatusNotFound, problem{fmt.Sprintf("no processor %q here hands groups over", name)})
+		// Not "not held": the processor may be starting (restoring the
+		// group) or stopping; the asker marks what it starts partial.
+		reply(w, http.StatusServiceUnavailable, problem{fmt.Sprintf("no processor %q here hands groups over now (not started, or stopping)", name)})
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), e.cfg.MaxWait)

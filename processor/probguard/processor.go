@@ -110,9 +110,12 @@ func (p *probProcessor) UseClock(now func() time.Time) {
 	p.Stage.UseClock(now)
 }
 
-// Start finds the risk endpoint, records the served model's PAC status and
-// starts the stage.
+// Start finds the risk endpoint, records the served model's PAC status,
+// starts the stage and then registers with the endpoint: a question or a
+// peer's hand-over that came while the stage restored its checkpoint would
+// find the groups not yet back.
 func (p *probProcessor) Start(ctx context.Context, host component.Host) error {
+	var registry riskendpoint.Registry
 	if id := p.cfg.RiskEndpoint; id != nil {
 		ext, ok := host.GetExtensions()[*id]
 		if !ok {
@@ -121,9 +124,7 @@ func (p *probProcessor) Start(ctx context.Context, host component.Host) error {
 		if p.board, ok = ext.(riskendpoint.Board); !ok {
 			return fmt.Errorf("risk_endpoint: extension %q is not a riskendpoint (it is a %s)", id, id.Type())
 		}
-		if registry, ok := ext.(riskendpoint.Registry); ok {
-			p.unregister = registry.Register(p.id.String(), p)
-		}
+		registry, _ = ext.(riskendpoint.Registry)
 		if tier, ok := riskendpoint.TierFor(ext, p.id.String()); ok {
 			p.UseTier(tier)
 		}
@@ -131,7 +132,13 @@ func (p *probProcessor) Start(ctx context.Context, host component.Host) error {
 	if served := p.served.Load(); served != nil {
 		p.recordPAC(ctx, served.guard.Model(), metadata.ModelServed)
 	}
-	return p.Stage.Start(ctx, host)
+	if err := p.Stage.Start(ctx, host); err != nil {
+		return err
+	}
+	if registry != nil {
+		p.unregister = registry.Register(p.id.String(), p)
+	}
+	return nil
 }
 
 // Shutdown scores everything held, ends every group and writes the learned

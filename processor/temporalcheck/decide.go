@@ -26,24 +26,30 @@ type temporalProcessor struct {
 	unregister func()
 }
 
-// Start registers with the risk endpoint, if one is set, and starts the
-// stage.
+// Start starts the stage and then, if a risk endpoint is set, registers
+// with it: a question or a peer's hand-over that came while the stage
+// restored its checkpoint would find the groups not yet back.
 func (p *temporalProcessor) Start(ctx context.Context, host component.Host) error {
+	var registry riskendpoint.Registry
 	if id := p.c.cfg.RiskEndpoint; id != nil {
 		ext, ok := host.GetExtensions()[*id]
 		if !ok {
 			return fmt.Errorf("risk_endpoint: no extension %q is running: configure it under extensions and list it in service::extensions", id)
 		}
-		registry, ok := ext.(riskendpoint.Registry)
-		if !ok {
+		if registry, ok = ext.(riskendpoint.Registry); !ok {
 			return fmt.Errorf("risk_endpoint: extension %q is not a riskendpoint (it is a %s)", id, id.Type())
 		}
-		p.unregister = registry.Register(p.id.String(), p)
 		if tier, ok := riskendpoint.TierFor(ext, p.id.String()); ok {
 			p.UseTier(tier)
 		}
 	}
-	return p.Stage.Start(ctx, host)
+	if err := p.Stage.Start(ctx, host); err != nil {
+		return err
+	}
+	if registry != nil {
+		p.unregister = registry.Register(p.id.String(), p)
+	}
+	return nil
 }
 
 // Shutdown stops answering, then judges and passes on what is held.

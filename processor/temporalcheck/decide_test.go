@@ -379,3 +379,49 @@ func TestDecisionOnTheFirstActionOfANewConversation(t *testing.T) {
 		t.Errorf("the collector's verdicts on the same call %q: want no_drop violated, as answered", got)
 	}
 }
+
+// The processor registers with the endpoint only once its stage started,
+// its checkpoint restored: a question (or a peer's hand-over) that came
+// during the restore found the groups not yet back, and raced with it.
+func TestRegistersOnceItsGroupsAreBack(t *testing.T) {
+	storageID := component.MustNewIDWithName("file_storage", "x")
+	store := checkpointtest.NewStore()
+	id := component.MustNewID("riskendpoint")
+	create := func() *temporalProcessor {
+		p, _ := createProcessor(t, "conversation", func(c *Config) { c.RiskEndpoint, c.Storage = &id, &storageID })
+		p.UseClock((&lockedClock{t: fixtures.StoveEpoch.Add(time.Hour)}).now)
+		return p
+	}
+	ext, _ := riskendpointtest.Start(t)
+	p := create()
+	if err := p.Start(context.Background(), hostWith{riskendpointtest.Host{id: ext}, store.Host(storageID)}); err != nil {
+		t.Fatal(err)
+	}
+	feed(t, p, fixtures.StoveTrace(0, "back", fixtures.ToolCall{Tool: "transfer_to_greeting_agent"}))
+	shutdown(t, p) // checkpointed, not ended
+
+	p = create()
+	reg := &recordingRegistry{open: -1}
+	reg.registered = func() { reg.open = p.OpenGroups() }
+	if err := p.Start(context.Background(), hostWith{riskendpointtest.Host{id: reg}, store.Host(storageID)}); err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(t, p)
+	if reg.open != 1 {
+		t.Errorf("registered with %d groups open, want the restored one (-1: never registered)", reg.open)
+	}
+}
+
+// recordingRegistry is a risk endpoint that only calls registered when a
+// processor registers.
+type recordingRegistry struct {
+	component.StartFunc
+	component.ShutdownFunc
+	open       int
+	registered func()
+}
+
+func (r *recordingRegistry) Register(string, riskendpoint.Decider) func() {
+	r.registered()
+	return func() {}
+}
