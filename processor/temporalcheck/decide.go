@@ -40,6 +40,9 @@ func (p *temporalProcessor) Start(ctx context.Context, host component.Host) erro
 			return fmt.Errorf("risk_endpoint: extension %q is not a riskendpoint (it is a %s)", id, id.Type())
 		}
 		if tier, ok := riskendpoint.TierFor(ext, p.id.String()); ok {
+			if err := p.c.runner.Checkpointable(); err != nil {
+				return fmt.Errorf("risk_endpoint %q has peers (a tier, where conversations are handed over between members), but %w", id, err)
+			}
 			p.UseTier(tier)
 		}
 	}
@@ -96,6 +99,9 @@ func (p *temporalProcessor) answer(group string, h stage.Hypothesis[*assertion.G
 		}
 	}
 	for _, a := range hyp.Unreplayable {
+		if a.Enforce == assertion.EnforceOff {
+			continue
+		}
 		p.c.warnings.Once("decide-captures-"+a.Name, "an assertion over capture predicates is not asked before an action: a replay of the group cannot bind its captures again",
 			zap.String("assertion", a.Name))
 		ans.Reasons = append(ans.Reasons, riskendpoint.Reason{Processor: name, Assertion: a.Name, Effect: riskendpoint.Allow,

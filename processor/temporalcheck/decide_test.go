@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/agentguard/agentguard/internal/checkpoint/checkpointtest"
 
@@ -22,6 +25,7 @@ import (
 	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/fixtures"
+	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
 
 // asker is the conversation configuration (greeted: every transfer to the
@@ -424,4 +428,47 @@ type recordingRegistry struct {
 func (r *recordingRegistry) Register(string, riskendpoint.Decider) func() {
 	r.registered()
 	return func() {}
+}
+
+// A tier hands conversations over between members in their saved form,
+// which cannot carry capture bindings: with a risk endpoint that has peers,
+// an assertion over capture predicates is refused at start, with the reason.
+func TestCaptureAssertionsAreRefusedInATier(t *testing.T) {
+	conf := map[string]any{
+		"group_by":      "conversation",
+		"risk_endpoint": "riskendpoint",
+		"predicates": []any{
+			map[string]any{"name": "xfer", "tool": "transfer_to_agent", "capture": map[string]any{"agent": "args.agentName"}},
+			map[string]any{"name": "xferSame", "tool": "transfer_to_agent", "args": map[string]any{"agentName": map[string]any{"captured": "agent"}}},
+		},
+		"assertions": []any{map[string]any{"name": "no_self_handoff", "never": "xfer + xferSame"}},
+	}
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	if err := confmap.NewFromStringMap(conf).Unmarshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, new(consumertest.TracesSink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := riskendpointtest.Host{component.MustNewID("riskendpoint"): &tierRegistry{}}
+	err = p.Start(context.Background(), host)
+	if err == nil {
+		_ = p.Shutdown(context.Background())
+	}
+	if err == nil || !strings.Contains(err.Error(), "peers") || !strings.Contains(err.Error(), "no_self_handoff") {
+		t.Fatalf("a capture assertion in a tier: %v", err)
+	}
+}
+
+// tierRegistry is a risk endpoint with peers that no processor may join.
+type tierRegistry struct {
+	component.StartFunc
+	component.ShutdownFunc
+}
+
+func (*tierRegistry) Register(string, riskendpoint.Decider) func() { return func() {} }
+func (*tierRegistry) InTier() bool                                 { return true }
+func (*tierRegistry) TakeOver(context.Context, string, string, string) ([]byte, bool, error) {
+	return nil, false, nil
 }
