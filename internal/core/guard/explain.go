@@ -4,6 +4,7 @@ package guard
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/agentguard/agentguard/internal/core/dtmc"
@@ -28,7 +29,13 @@ func (g *Guard) Explain(d Decision) string {
 	if d.Below {
 		cmp = " < "
 	}
-	b = appendProb(append(b, "P(stay safe) = "...), d.PSafe)
+	if g.opts.DecideOn == DecideLowerBound && !math.IsNaN(d.PSafeLow) {
+		// What decided is the interval's lower bound: it is what is compared.
+		b = appendProb(append(b, "P(stay safe) = "...), d.PSafe)
+		b = appendProb(append(b, ", its credible interval's lower bound "...), d.PSafeLow)
+	} else {
+		b = appendProb(append(b, "P(stay safe) = "...), d.PSafe)
+	}
 	b = appendProb(append(b, cmp...), g.opts.Threshold)
 	b = g.appendFullState(append(b, " in state "...), d)
 	if d.Evidence.Risk > 0 {

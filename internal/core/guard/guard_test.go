@@ -318,8 +318,16 @@ func TestIntervalsOnDecisions(t *testing.T) {
 	if d.PSafeLow >= 0.95 {
 		t.Fatalf("s1's interval [%.3f, %.3f] does not reach below θ = 0.95: the test needs one that does", d.PSafeLow, d.PSafeHigh)
 	}
-	if dl := lower.Step(&r2, s1); !dl.Below || !dl.Report {
+	dl := lower.Step(&r2, s1)
+	if !dl.Below || !dl.Report {
 		t.Errorf("s1 deciding on the lower bound %.3f < 0.95: %+v", dl.PSafeLow, dl)
+	}
+	// The explanation says what was compared with θ: the lower bound.
+	if got := lower.Explain(dl); !strings.Contains(got, "lower bound") || !strings.Contains(got, " < 0.95") {
+		t.Errorf("explained %q: want the lower bound below θ", got)
+	}
+	if got := mean.Explain(d); strings.Contains(got, "lower bound") || !strings.Contains(got, " ≥ 0.95") {
+		t.Errorf("explained %q on the mean: want the estimate above θ", got)
 	}
 	span := ptrace.NewSpan()
 	mean.Annotate(span, d, "g", 1)
