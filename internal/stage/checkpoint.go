@@ -37,7 +37,7 @@ type Checkpointer[G any] interface {
 
 // The checkpoint is one value in the storage client, written whole (a
 // crash mid-write leaves the previous one), under checkpointKey. Its
-// layout, version 4: the magic, the version, whether it was written at a
+// layout, version 5: the magic, the version, whether it was written at a
 // shutdown (nothing came after it: a start from it has no warm-up), the
 // evaluator's fingerprint, when it was written, then the open groups, least
 // recently active first: key, last activity, history marks, latest trace
@@ -46,12 +46,15 @@ type Checkpointer[G any] interface {
 // repeats); then the groups kept after they ended idle (Retention), in the
 // same form, their last activity being when they ended; a group's last
 // field is its flags (a trace that is a group of its own; one that ended
-// once and was taken up again). Version 1 had no kept groups, versions 1
-// and 2 no meters, versions 1 to 3 no flags.
+// once and was taken up again); then the groups forgotten (ended early, or
+// no longer kept: one that comes back is marked partial), least recently
+// forgotten first: key, when, and why. Version 1 had no kept groups,
+// versions 1 and 2 no meters, versions 1 to 3 no flags, versions 1 to 4 no
+// forgotten groups.
 const (
 	checkpointKey     = "groups"
 	checkpointMagic   = "agentguard-groups"
-	checkpointVersion = 4
+	checkpointVersion = 5
 )
 
 // savedGroup is a group as a checkpoint holds it.
@@ -118,33 +121,61 @@ func appendHeader(b []byte, h header, groups int) []byte {
 // minSavedGroup is the fewest bytes a saved group takes.
 const minSavedGroup = 1 + 1 + 1 + 1 + 1 + 1 + 16 + 8 + 1 + 1 + 1
 
-// decodeCheckpoint reads a checkpoint: its open groups, and the kept ones
-// each in its saved form; every error names the field.
-func decodeCheckpoint(data []byte) (header, []savedGroup, [][]byte, error) {
-	var h header
+// decoded is a checkpoint as read: its open groups, the kept ones each in
+// its saved form, and the forgotten ones.
+type decoded struct {
+	header
+	groups    []savedGroup
+	kept      [][]byte
+	forgotten []forgottenKey
+}
+
+// forgottenKey is a forgotten group as a checkpoint holds it.
+type forgottenKey struct {
+	key, reason string
+	when        int64 // unix nanoseconds
+}
+
+// decodeCheckpoint reads a checkpoint; every error names the field.
+func decodeCheckpoint(data []byte) (decoded, error) {
+	var d decoded
 	if !bytes.HasPrefix(data, []byte(checkpointMagic)) {
-		return h, nil, nil, errors.New("not an agentguard checkpoint (no magic)")
+		return d, errors.New("not an agentguard checkpoint (no magic)")
 	}
 	r := checkpoint.NewReader(data[len(checkpointMagic):])
 	v := r.Uvarint("version")
 	if r.Err() == nil && (v < 1 || v > checkpointVersion) {
-		return h, nil, nil, fmt.Errorf("version %d: this build reads versions 1 to %d", v, checkpointVersion)
+		return d, fmt.Errorf("version %d: this build reads versions 1 to %d", v, checkpointVersion)
 	}
-	h.clean = r.Bool("clean")
-	h.fingerprint = r.String("fingerprint")
-	h.written = time.Unix(0, r.Varint("written"))
-	gs := decodeGroups(r, "group", v)
-	var kept [][]byte
+	d.clean = r.Bool("clean")
+	d.fingerprint = r.String("fingerprint")
+	d.written = time.Unix(0, r.Varint("written"))
+	d.groups = decodeGroups(r, "group", v)
 	if v >= 2 {
 		n := r.Count("kept groups", minSavedGroup)
 		for i := 0; i < n && r.Err() == nil; i++ {
-			kept = append(kept, recoded(r.Bytes(fmt.Sprintf("kept group %d", i+1)), v))
+			d.kept = append(d.kept, recoded(r.Bytes(fmt.Sprintf("kept group %d", i+1)), v))
+		}
+	}
+	if v >= 5 {
+		n := r.Count("forgotten groups", 3)
+		for i := 0; i < n && r.Err() == nil; i++ {
+			f := forgottenKey{key: r.String(fmt.Sprintf("forgotten group %d: key", i+1)), when: r.Varint(fmt.Sprintf("forgotten group %d: when", i+1))}
+			f.reason = r.String(fmt.Sprintf("forgotten group %d: reason", i+1))
+			d.forgotten = append(d.forgotten, f)
 		}
 	}
 	if err := r.End("groups"); err != nil {
-		return h, nil, nil, err
+		return decoded{}, err
 	}
-	return h, gs, kept, nil
+	return d, nil
+}
+
+// appendForgotten appends a forgotten group.
+func appendForgotten(b []byte, f forgottenKey) []byte {
+	b = checkpoint.AppendString(b, f.key)
+	b = checkpoint.AppendVarint(b, f.when)
+	return checkpoint.AppendString(b, f.reason)
 }
 
 // recoded is a kept group saved under an older version, in this version's
@@ -261,10 +292,11 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost b
 // workers run. Nothing is restored unless everything decodes.
 func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
 	cp := s.eval.(Checkpointer[G])
-	h, saved, kept, err := decodeCheckpoint(data)
+	d, err := decodeCheckpoint(data)
 	if err != nil {
 		return false, 0, err
 	}
+	h, saved, kept := d.header, d.groups, d.kept
 	if h.fingerprint != cp.Fingerprint() {
 		return false, 0, fmt.Errorf("it was written under another configuration (predicates, assertions, grouping or property changed: fingerprint %.12s, now %.12s)", h.fingerprint, cp.Fingerprint())
 	}
@@ -290,6 +322,9 @@ func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
 		return false, 0, err
 	}
 	// Everything decoded: only now is anything put back.
+	for _, f := range d.forgotten {
+		s.workers[s.workerOf(f.key)].forgotten.add(f.key, f.reason, time.Unix(0, f.when))
+	}
 	for i, sg := range keptGroups {
 		w := s.workers[s.workerOf(sg.key)]
 		w.retained.Touch(sg.key, time.Unix(0, sg.seen), func() []byte { return kept[i] })
@@ -338,15 +373,19 @@ func (w *worker[G]) snapshot(p *part) {
 		p.kept = checkpoint.AppendBytes(p.kept, saved)
 		p.keptGroups++
 	})
+	w.forgotten.keys.Each(func(key string, when int64, reason string) {
+		p.forgotten = appendForgotten(p.forgotten, forgottenKey{key: key, reason: reason, when: when})
+		p.forgottenGroups++
+	})
 	p.journalBehind = len(w.unforgotten) > 0
 }
 
-// part is one worker's groups in a checkpoint: the open ones, and the
-// kept ones (each length-prefixed).
+// part is one worker's groups in a checkpoint: the open ones, the kept
+// ones (each length-prefixed), and the forgotten ones.
 type part struct {
-	data, kept         []byte
-	groups, keptGroups int
-	journalBehind      bool // entries of spans it judged are still in the journal
+	data, kept, forgotten               []byte
+	groups, keptGroups, forgottenGroups int
+	journalBehind                       bool // entries of spans it judged are still in the journal
 }
 
 // checkpoint has every worker save its groups, after what was handed to it
@@ -357,7 +396,7 @@ func (s *Stage[G]) checkpoint(ctx context.Context, now time.Time, clean bool) {
 	var done sync.WaitGroup
 	s.dispatch(nil, nil, work[G]{now: now, all: true, done: &done, snapshot: parts})
 	done.Wait()
-	total, kept, size := 0, 0, 0
+	total, kept, forgotten, size := 0, 0, 0, 0
 	for _, p := range parts {
 		if p.journalBehind {
 			// A start would judge their spans again on top of their effect.
@@ -367,7 +406,8 @@ func (s *Stage[G]) checkpoint(ctx context.Context, now time.Time, clean bool) {
 		}
 		total += p.groups
 		kept += p.keptGroups
-		size += len(p.data) + len(p.kept)
+		forgotten += p.forgottenGroups
+		size += len(p.data) + len(p.kept) + len(p.forgotten)
 	}
 	fp := s.eval.(Checkpointer[G]).Fingerprint()
 	b := appendHeader(make([]byte, 0, size+len(checkpointMagic)+len(fp)+40), header{clean: clean, fingerprint: fp, written: now}, total)
@@ -377,6 +417,10 @@ func (s *Stage[G]) checkpoint(ctx context.Context, now time.Time, clean bool) {
 	b = checkpoint.AppendUvarint(b, uint64(kept))
 	for _, p := range parts {
 		b = append(b, p.kept...)
+	}
+	b = checkpoint.AppendUvarint(b, uint64(forgotten))
+	for _, p := range parts {
+		b = append(b, p.forgotten...)
 	}
 	s.lastCheckpoint = now
 	result := ResultOK

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,18 +180,23 @@ func TestCheckpointErrorsNameTheField(t *testing.T) {
 	groupsEnd := len(good)
 	kept := appendSaved(nil, savedGroup{key: "paused", seen: 8, state: []byte("k")})
 	good = checkpoint.AppendBytes(checkpoint.AppendUvarint(good, 1), kept)
-	h, gs, ks, err := decodeCheckpoint(good)
+	keptEnd := len(good)
+	gone := forgottenKey{key: "ended-early", reason: markBound, when: 6}
+	good = appendForgotten(checkpoint.AppendUvarint(good, 1), gone)
+	d, err := decodeCheckpoint(good)
+	h, gs, ks := d.header, d.groups, d.kept
 	if err != nil || !h.clean || h.fingerprint != "f" || len(gs) != 1 || gs[0].key != "conv" || gs[0].latest != 9 ||
 		gs[0].history != HistoryOutOfOrder || gs[0].service != "svc" || string(gs[0].state) != "st" || gs[0].span != (pcommon.SpanID{2}) || !gs[0].own || !gs[0].ended ||
-		len(ks) != 1 || !bytes.Equal(ks[0], kept) {
-		t.Fatalf("round trip: %+v %+v %v %v", h, gs, ks, err)
+		len(ks) != 1 || !bytes.Equal(ks[0], kept) || len(d.forgotten) != 1 || d.forgotten[0] != gone {
+		t.Fatalf("round trip: %+v %+v %v %+v %v", h, gs, ks, d.forgotten, err)
 	}
-	for cut, want := range map[int]string{groupsEnd - 1: "group 1: flags", groupsEnd - 2: "group 1: meters", groupsEnd - 3: "group 1: state", groupsEnd - 13: "groups", len(good) - 1: "kept group 1", groupsEnd: "kept groups"} {
-		if _, _, _, err := decodeCheckpoint(good[:cut]); err == nil || !strings.Contains(err.Error(), want) {
+	for cut, want := range map[int]string{groupsEnd - 1: "group 1: flags", groupsEnd - 2: "group 1: meters", groupsEnd - 3: "group 1: state", groupsEnd - 13: "groups",
+		keptEnd - 1: "kept group 1", groupsEnd: "kept groups", keptEnd: "forgotten groups", len(good) - 1: "forgotten group 1: reason"} {
+		if _, err := decodeCheckpoint(good[:cut]); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("cut at %d: %v, want %q", cut, err, want)
 		}
 	}
-	if _, _, _, err := decodeCheckpoint(append(bytes.Clone(good), 0)); err == nil || !strings.Contains(err.Error(), "left over") {
+	if _, err := decodeCheckpoint(append(bytes.Clone(good), 0)); err == nil || !strings.Contains(err.Error(), "left over") {
 		t.Errorf("trailing byte: %v", err)
 	}
 }
@@ -215,17 +221,19 @@ func TestVersion1CheckpointIsRead(t *testing.T) {
 	v1 = checkpoint.AppendString(v1, "f")
 	v1 = checkpoint.AppendVarint(v1, 5)
 	v1 = append(checkpoint.AppendUvarint(v1, 1), savedAs(1, savedGroup{key: "conv", state: []byte("st")})...)
-	h, gs, ks, err := decodeCheckpoint(v1)
+	d, err := decodeCheckpoint(v1)
+	h, gs, ks := d.header, d.groups, d.kept
 	if err != nil || !h.clean || len(gs) != 1 || gs[0].key != "conv" || len(ks) != 0 {
 		t.Fatalf("version 1: %+v %+v %v %v", h, gs, ks, err)
 	}
 }
 
-// Version 2 and 3 checkpoints (no meters, no flags) are still read, their
+// Version 2, 3 and 4 checkpoints (no meters, no flags, no forgotten groups)
+// are still read, their
 // kept groups rewritten in this version's form, which is how they are
 // decoded when their group comes back.
 func TestOlderCheckpointsAreRead(t *testing.T) {
-	for _, version := range []int{2, 3} {
+	for _, version := range []int{2, 3, 4} {
 		old := append([]byte(checkpointMagic), checkpoint.AppendUvarint(nil, uint64(version))...)
 		old = checkpoint.AppendBool(old, true)
 		old = checkpoint.AppendString(old, "f")
@@ -233,7 +241,8 @@ func TestOlderCheckpointsAreRead(t *testing.T) {
 		old = append(checkpoint.AppendUvarint(old, 1), savedAs(version, savedGroup{key: "conv", state: []byte("st")})...)
 		keptNow := appendSaved(nil, savedGroup{key: "paused", state: []byte("k")})
 		old = checkpoint.AppendBytes(checkpoint.AppendUvarint(old, 1), savedAs(version, savedGroup{key: "paused", state: []byte("k")}))
-		_, gs, ks, err := decodeCheckpoint(old)
+		d, err := decodeCheckpoint(old)
+		gs, ks := d.groups, d.kept
 		if err != nil || len(gs) != 1 || gs[0].key != "conv" || len(ks) != 1 || !bytes.Equal(ks[0], keptNow) {
 			t.Fatalf("version %d: %+v %q %v", version, gs, ks, err)
 		}
@@ -245,24 +254,29 @@ func TestOlderCheckpointsAreRead(t *testing.T) {
 func FuzzDecodeCheckpoint(f *testing.F) {
 	good := appendHeader(nil, header{fingerprint: "f"}, 1)
 	good = appendSaved(good, savedGroup{key: "k", service: "s", state: []byte{1}})
-	f.Add(checkpoint.AppendUvarint(bytes.Clone(good), 0))
-	f.Add(checkpoint.AppendBytes(checkpoint.AppendUvarint(good, 1), appendSaved(nil, savedGroup{key: "p"})))
+	f.Add(checkpoint.AppendUvarint(checkpoint.AppendUvarint(bytes.Clone(good), 0), 0))
+	withKept := checkpoint.AppendBytes(checkpoint.AppendUvarint(good, 1), appendSaved(nil, savedGroup{key: "p"}))
+	f.Add(appendForgotten(checkpoint.AppendUvarint(withKept, 1), forgottenKey{key: "g", reason: markRetention, when: 3}))
 	f.Add([]byte(checkpointMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h, gs, ks, err := decodeCheckpoint(data)
+		d, err := decodeCheckpoint(data)
 		if err != nil {
 			return
 		}
-		again := appendHeader(nil, h, len(gs))
-		for _, g := range gs {
+		again := appendHeader(nil, d.header, len(d.groups))
+		for _, g := range d.groups {
 			again = appendSaved(again, g)
 		}
-		again = checkpoint.AppendUvarint(again, uint64(len(ks)))
-		for _, k := range ks {
+		again = checkpoint.AppendUvarint(again, uint64(len(d.kept)))
+		for _, k := range d.kept {
 			again = checkpoint.AppendBytes(again, k)
 		}
-		h2, gs2, ks2, err := decodeCheckpoint(again)
-		if err != nil || h2 != h || len(gs2) != len(gs) || len(ks2) != len(ks) {
+		again = checkpoint.AppendUvarint(again, uint64(len(d.forgotten)))
+		for _, f := range d.forgotten {
+			again = appendForgotten(again, f)
+		}
+		d2, err := decodeCheckpoint(again)
+		if err != nil || d2.header != d.header || len(d2.groups) != len(d.groups) || len(d2.kept) != len(d.kept) || !slices.Equal(d2.forgotten, d.forgotten) {
 			t.Fatalf("re-encoded checkpoint does not decode the same: %v", err)
 		}
 	})
@@ -281,7 +295,8 @@ func TestCheckpointWithAGroupTwiceRestoresNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := store.Get(stageID, checkpointKey)
-	h, saved, _, err := decodeCheckpoint(data)
+	d, err := decodeCheckpoint(data)
+	h, saved := d.header, d.groups
 	if err != nil || len(saved) != 2 {
 		t.Fatalf("the checkpoint written: %d groups, %v", len(saved), err)
 	}
@@ -289,7 +304,7 @@ func TestCheckpointWithAGroupTwiceRestoresNothing(t *testing.T) {
 	for _, g := range append(saved, saved[1]) {
 		twice = appendSaved(twice, g)
 	}
-	twice = checkpoint.AppendUvarint(twice, 0) // no kept groups
+	twice = checkpoint.AppendUvarint(checkpoint.AppendUvarint(twice, 0), 0) // no kept groups, none forgotten
 	store.Put(stageID, checkpointKey, twice)
 
 	r := newRecorder()
@@ -302,5 +317,30 @@ func TestCheckpointWithAGroupTwiceRestoresNothing(t *testing.T) {
 	feed(t, s2, &clock, 2, "a")
 	if r.marks["a"] != HistoryPartial {
 		t.Errorf("a after the start without the checkpoint: %v, want partial", r.marks["a"])
+	}
+}
+
+// A group forgotten before a clean shutdown (here: ended idle, no retention)
+// is still forgotten after the restart: when it comes back it is marked
+// partial, as it would have been without the restart.
+func TestForgottenGroupsOutliveARestart(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	s := startWith(t, store, newRecorder(), &clock, true)
+	s.clock.halt()
+	feed(t, s, &clock, 0, "gone")
+	clock = clock.Add(2 * time.Minute)
+	s.Tick(clock) // ended idle, not kept: forgotten
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := newRecorder()
+	s2 := startWith(t, store, r, &clock, false)
+	s2.clock.halt()
+	defer s2.Shutdown(context.Background())
+	feed(t, s2, &clock, 1, "gone")
+	feed(t, s2, &clock, 2, "new")
+	if r.marks["gone"] != HistoryPartial || r.marks["new"] != 0 {
+		t.Errorf("after a clean restart: %v; want the forgotten group partial, a new one complete", r.marks)
 	}
 }
