@@ -24,8 +24,9 @@ import (
 // before it snapshots its groups for a checkpoint; a start replays what is
 // left. So an entry is never both in the restored groups' state and
 // replayed: what a worker judged before its snapshot had been passed on and
-// deleted; what it judged after is not in the checkpoint, and is judged
-// again from the entry.
+// deleted. What it judged after the snapshot and passed on before a crash
+// is in neither: its groups are restored without it, unmarked (a known gap,
+// docs/faults.md); what it had not passed on is judged again from the entry.
 //
 // Storage clients cannot list their keys: entries are numbered, the number
 // to come is written with each batch, and a checkpoint records the lowest
