@@ -100,7 +100,7 @@ const (
 // ended early or was marked, a verdict's history mark, a write's result.
 func AttributeValues() map[string][]string {
 	return map[string][]string{
-		AttrReason:    {tracebuffer.Evicted.String(), tracebuffer.Oversize.String(), endBound, markWarmUp, markRetention, markOutOfOrder, markRescale},
+		AttrReason:    {tracebuffer.Evicted.String(), tracebuffer.Oversize.String(), tracebuffer.Shutdown.String(), endBound, markWarmUp, markRetention, markOutOfOrder, markRescale},
 		AttrDirection: {directionIn, directionOut},
 		AttrHistory:   {HistoryPartial.String(), HistoryOutOfOrder.String()},
 		AttrResult:    {ResultOK, ResultError},

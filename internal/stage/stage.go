@@ -757,13 +757,16 @@ func (s *Stage[G]) Shutdown(ctx context.Context) error {
 
 // countEarly counts and logs once a trace released before it was complete.
 func (s *Stage[G]) countEarly(ctx context.Context, t *tracebuffer.Trace) {
-	if !t.Reason.Early() {
+	if !t.Early() {
 		return
 	}
 	reason := t.Reason.String()
 	s.tel.TracesReleasedEarly.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrReason, reason)))
-	s.Warnings.Once("early-"+reason, "a trace was released before it was complete (raise max_traces or max_spans_per_trace)",
-		zap.String("reason", reason), zap.Stringer("trace_id", t.ID))
+	why := "a trace was released before it was complete (raise max_traces or max_spans_per_trace)"
+	if t.Reason == tracebuffer.Shutdown {
+		why = "a trace was judged at shutdown before its root span came: its verdicts miss the spans still to come, which a restart judges as a trace of their own"
+	}
+	s.Warnings.Once("early-"+reason, why, zap.String("reason", reason), zap.Stringer("trace_id", t.ID))
 }
 
 // countErrors counts OTTL errors and logs each failing predicate once.

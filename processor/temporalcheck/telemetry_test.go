@@ -4,11 +4,13 @@ package temporalcheck
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -74,5 +76,42 @@ func TestSelfMetricsCount(t *testing.T) {
 	}
 	if got["otelcol_processor_temporalcheck_verdicts"] == 0 || got["otelcol_processor_temporalcheck_traces_held"] != 0 {
 		t.Errorf("verdicts %d, traces held %d", got["otelcol_processor_temporalcheck_verdicts"], got["otelcol_processor_temporalcheck_traces_held"])
+	}
+}
+
+// A trace judged at a shutdown before its root span came is a trace released
+// early (reason shutdown): its verdicts miss what was still to come. One
+// whose root came is not.
+func TestShutdownBeforeTheRootIsAnEarlyRelease(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	set := processortest.NewNopSettings(metadata.Type)
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	cfg, err := loadConfig(t, "paper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := NewFactory().CreateTraces(context.Background(), set, cfg, new(consumertest.TracesSink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pt.(*temporalProcessor)
+	whole := fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "stir"})
+	cut := fixtures.StoveTrace(1, "", fixtures.ToolCall{Tool: "stir"})
+	cut.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.ParentSpanID().IsEmpty() })
+	feed(t, p, whole, cut)
+	shutdown(t, p)
+	var reasons []string
+	for _, sm := range collect(t, reader).ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if s, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "otelcol_processor_temporalcheck_traces_released_early" {
+				for _, dp := range s.DataPoints {
+					reason, _ := dp.Attributes.Value("reason")
+					reasons = append(reasons, fmt.Sprintf("%s=%d", reason.AsString(), dp.Value))
+				}
+			}
+		}
+	}
+	if len(reasons) != 1 || reasons[0] != "shutdown=1" {
+		t.Errorf("released early %v, want shutdown=1 (the trace without its root)", reasons)
 	}
 }
