@@ -4,6 +4,7 @@ package stage
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -321,14 +322,29 @@ func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
 	if err != nil {
 		return false, 0, err
 	}
-	// Everything decoded: only now is anything put back.
+	// Everything decoded: only now is anything put back, each worker's in
+	// the order it happened (the workers may be more or fewer than when it
+	// was written: their parts interleave), within each worker's bound.
+	slices.SortStableFunc(d.forgotten, func(a, b forgottenKey) int { return cmp.Compare(a.when, b.when) })
 	for _, f := range d.forgotten {
 		s.workers[s.workerOf(f.key)].forgotten.add(f.key, f.reason, time.Unix(0, f.when))
 	}
-	for i, sg := range keptGroups {
+	byEnd := make([]int, len(keptGroups))
+	for i := range byEnd {
+		byEnd[i] = i
+	}
+	slices.SortStableFunc(byEnd, func(a, b int) int { return cmp.Compare(keptGroups[a].seen, keptGroups[b].seen) })
+	for _, i := range byEnd {
+		sg := keptGroups[i]
 		w := s.workers[s.workerOf(sg.key)]
 		w.retained.Touch(sg.key, time.Unix(0, sg.seen), func() []byte { return kept[i] })
 		w.held.add(sg.key)
+		for w.retained.Len() > w.maxGroups {
+			oldest := w.retained.Oldest()
+			w.retained.Remove(oldest)
+			w.held.remove(oldest)
+			w.forgotten.add(oldest, markRetention, time.Unix(0, sg.seen))
+		}
 	}
 	// Each worker's groups in the order of their last activity, as they
 	// were: the workers may be more or fewer than when it was written.

@@ -344,3 +344,39 @@ func TestForgottenGroupsOutliveARestart(t *testing.T) {
 		t.Errorf("after a clean restart: %v; want the forgotten group partial, a new one complete", r.marks)
 	}
 }
+
+// Kept groups come back from a checkpoint in the order they ended, whatever
+// order it holds them in (its workers' parts interleave when the workers
+// are more or fewer than when it was written): the one that ended first
+// expires first, and the one within the retention stays.
+func TestKeptGroupsAreRestoredInTheOrderTheyEnded(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	cp := appendHeader(nil, header{clean: true, fingerprint: "recorder", written: clock}, 0)
+	cp = checkpoint.AppendUvarint(cp, 2)
+	for _, g := range []struct {
+		key string
+		ago time.Duration
+	}{{"newer", 5 * time.Minute}, {"older", 50 * time.Minute}} {
+		saved := savedGroup{key: g.key, seen: clock.Add(-g.ago).UnixNano(), state: checkpoint.AppendString(nil, g.key)}
+		cp = checkpoint.AppendBytes(cp, appendSaved(nil, saved))
+	}
+	store.Put(stageID, checkpointKey, checkpoint.AppendUvarint(cp, 0))
+	cfg := storageConfig()
+	cfg.Retention, cfg.WarmUp = time.Hour, 0
+	r := newRecorder()
+	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
+	s.UseClock(func() time.Time { return clock })
+	if err := s.Start(context.Background(), store.Host(storageID)); err != nil {
+		t.Fatal(err)
+	}
+	s.clock.halt()
+	defer s.Shutdown(context.Background())
+	clock = clock.Add(20 * time.Minute) // the older ended 70 minutes ago, past the retention; the newer 25
+	s.Tick(clock)
+	feed(t, s, &clock, 1, "older")
+	feed(t, s, &clock, 1, "newer")
+	if r.marks["older"] != HistoryPartial || r.marks["newer"] != 0 {
+		t.Errorf("after the retention of the older: %v; want it partial, the newer continued", r.marks)
+	}
+}
