@@ -239,11 +239,13 @@ func (e *endpoint) decideInTier(ctx context.Context, q Question, names []string,
 // stale when a peer gave no answer.
 func (e *endpoint) heldNowhere(group string, here DecisionResponse, failed []string) DecisionResponse {
 	if len(failed) > 0 {
+		// A peer that gave no answer may hold the group with its history:
+		// here's answer, as a new group's, does not count; on_stale decides.
 		here.Stale = true
-		here.Reasons = append(here.Reasons, Reason{Processor: "peers", Effect: e.cfg.OnStale,
+		here.Reasons = []Reason{{Processor: "peers", Effect: e.cfg.OnStale,
 			Explanation: fmt.Sprintf("no processor here holds group %q and %d of %d peers gave no answer (%s); on_stale is %s",
-				group, len(failed), len(e.cfg.Peers), strings.Join(failed, "; "), e.cfg.OnStale)})
-		here.Decision = stronger(here.Decision, e.cfg.OnStale)
+				group, len(failed), len(e.cfg.Peers), strings.Join(failed, "; "), e.cfg.OnStale)}}
+		here.Decision = e.cfg.OnStale
 	}
 	return here
 }

@@ -23,7 +23,12 @@ type Hypothesis[G any] struct {
 	// ended): State is then the zero G, Events are classified from a new
 	// group's latches, and History is what a new group of key would be
 	// marked (partial when key was forgotten, or in the warm-up).
-	Open    bool
+	Open bool
+	// Fresh: the group is not open and the stage judges spans as they
+	// arrive, so the action would be the first events of a new group. Judged
+	// when complete, a group not open may have a trace held, not yet judged,
+	// that comes before the action: it cannot be judged as new.
+	Fresh   bool
 	State   G
 	History History
 	// Events are the proposed action's events (none when no predicate's
@@ -110,8 +115,11 @@ func (w *worker[G]) hypothesis(key string, action ptrace.Traces) Hypothesis[G] {
 		if g.service != nil {
 			setService(action, *g.service)
 		}
-	} else if w.forgotten.has(key) || w.s.warm.on(w.s.now()) {
-		h.History = HistoryPartial // as the group the action would open will be marked
+	} else {
+		h.Fresh = w.s.cfg.OnArrival
+		if w.forgotten.has(key) || w.s.warm.on(w.s.now()) {
+			h.History = HistoryPartial // as the group the action would open will be marked
+		}
 	}
 	h.Events, _ = w.src.Extract(action, &latch) // an OTTL error makes its predicate false, as live
 	names := w.src.Names()

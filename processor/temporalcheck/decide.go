@@ -78,7 +78,7 @@ func (p *temporalProcessor) Decide(ctx context.Context, q riskendpoint.Question)
 
 func (p *temporalProcessor) answer(group string, h stage.Hypothesis[*assertion.Group]) riskendpoint.Answer {
 	ans := riskendpoint.Answer{Open: h.Open, History: h.History.String(), Matched: h.Matched}
-	if len(h.Events) == 0 {
+	if len(h.Events) == 0 || (!h.Open && !h.Fresh) {
 		return ans
 	}
 	var state *assertion.Group // a group not held: the action is judged as a new group's first events, as it will be

@@ -349,16 +349,18 @@ func TestDecisionDeniesALeak(t *testing.T) {
 	}
 }
 
-// A conversation no processor holds yet is answered as the collector will
-// judge the action: the first event of a new group. Its first call of a tool
-// it must never call is denied, whatever on_unknown says (allow here), and the
-// same span, once it comes, is reported as a violation; a harmless first call
-// is allowed, decided by on_unknown.
+// Judged on arrival, a conversation no processor holds yet is answered as
+// the collector will judge the action: the first event of a new group. Its
+// first call of a tool it must never call is denied, whatever on_unknown
+// says (allow here), and the same span, once it comes, is reported as a
+// violation; a harmless first call is allowed, decided by on_unknown. Judged
+// when complete, a trace of it may be held, not yet judged, before the
+// action: on_unknown decides (TestDecisionDeniesWhatWouldViolate's c9).
 func TestDecisionOnTheFirstActionOfANewConversation(t *testing.T) {
 	ext, url := riskendpointtest.Start(t)
 	id := component.MustNewID("riskendpoint")
 	p, sink := createProcessor(t, "conversation", func(c *Config) {
-		c.RiskEndpoint = &id
+		c.RiskEndpoint, c.Judge = &id, JudgeOnArrival
 		c.WarmUp = new(time.Duration)
 		c.Predicates = append(c.Predicates, predicate.Named{Name: "dropTable", Predicate: predicate.Predicate{Tool: "drop_table"}})
 		c.Assertions = append(c.Assertions, assertion.Config{Name: "no_drop", Never: "dropTable", Enforce: "deny"})
