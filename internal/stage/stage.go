@@ -756,8 +756,8 @@ func (s *Stage[G]) Shutdown(ctx context.Context) error {
 }
 
 // countEarly counts and logs once a trace released before it was complete.
-func (s *Stage[G]) countEarly(ctx context.Context, t *tracebuffer.Trace) {
-	if !t.Early() {
+func (s *Stage[G]) countEarly(ctx context.Context, t *tracebuffer.Trace, now time.Time) {
+	if !t.Reason.Early() && !s.cutAtShutdown(t, now) {
 		return
 	}
 	reason := t.Reason.String()
@@ -767,6 +767,14 @@ func (s *Stage[G]) countEarly(ctx context.Context, t *tracebuffer.Trace) {
 		why = "a trace was judged at shutdown before its root span came: its verdicts miss the spans still to come, which a restart judges as a trace of their own"
 	}
 	s.Warnings.Once("early-"+reason, why, zap.String("reason", reason), zap.Stringer("trace_id", t.ID))
+}
+
+// cutAtShutdown reports whether a trace flushed at shutdown was cut short:
+// its root span had not come, and a span of it came within wait (one whose
+// root is elsewhere, quiet for wait, would have been released complete).
+func (s *Stage[G]) cutAtShutdown(t *tracebuffer.Trace, now time.Time) bool {
+	_, rooted := t.RootArrival()
+	return t.Reason == tracebuffer.Shutdown && !rooted && now.Sub(t.LastArrival()) < s.cfg.Wait
 }
 
 // countErrors counts OTTL errors and logs each failing predicate once.

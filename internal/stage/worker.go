@@ -120,7 +120,7 @@ func (w *worker[G]) do(item work[G]) {
 	ctx := context.Background()
 	b := batch{out: ptrace.NewTraces(), lastEvent: map[string]ptrace.Span{}}
 	for _, r := range item.traces {
-		w.s.countEarly(ctx, r.trace)
+		w.s.countEarly(ctx, r.trace, item.now)
 		w.judge(ctx, &b, r.key, r.own, r.trace.Spans, r.trace.Start(), r.trace.LastArrival(), item.now)
 		r.trace.Spans.ResourceSpans().MoveAndAppendTo(b.out.ResourceSpans())
 	}

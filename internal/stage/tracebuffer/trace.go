@@ -28,11 +28,6 @@ func (r Reason) String() string {
 // Early reports whether the trace was released before it was complete.
 func (r Reason) Early() bool { return r == Evicted || r == Oversize }
 
-// Early reports whether the trace was released before it was complete: for
-// a reason that says so, or flushed at a shutdown before its root span
-// came (its root and the spans that end before it are still to come).
-func (t *Trace) Early() bool { return t.Reason.Early() || (t.Reason == Shutdown && !t.hasRoot) }
-
 // Trace is a trace held or released. Spans holds every span of the trace
 // that arrived before its release, under copies of their resources and
 // scopes (spans that shared a resource and scope in different batches sit
