@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/extension/extensioncapabilities"
 	"go.uber.org/zap"
 
 	"github.com/agentguard/agentguard/internal/core/guard"
@@ -35,13 +37,31 @@ type endpoint struct {
 	stopped chan struct{}
 	// peerClient asks the peers (Config.Peers).
 	peerClient *http.Client
+	// ready: the collector's pipelines run (extensioncapabilities.PipelineWatcher),
+	// so every processor that answers here has registered.
+	ready atomic.Bool
 }
 
 var (
 	_ Board       = (*endpoint)(nil)
 	_ Registry    = (*endpoint)(nil)
 	_ DecisionLog = (*endpoint)(nil)
+
+	_ extensioncapabilities.PipelineWatcher = (*endpoint)(nil)
 )
+
+// Ready is called once the pipelines run: a processor not registered by
+// then does not run here.
+func (e *endpoint) Ready() error {
+	e.ready.Store(true)
+	return nil
+}
+
+// NotReady is called before the pipelines stop.
+func (e *endpoint) NotReady() error {
+	e.ready.Store(false)
+	return nil
+}
 
 func newEndpoint(cfg *Config, set component.TelemetrySettings) *endpoint {
 	return &endpoint{board: newBoard(), cfg: cfg, set: set, peerClient: &http.Client{}}

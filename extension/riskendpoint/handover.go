@@ -98,10 +98,15 @@ func (e *endpoint) serveHandOver(w http.ResponseWriter, r *http.Request, group s
 	}
 	name := r.Header.Get(processorHeader)
 	h, ok := e.deciders.get(name).(HandOverer)
-	if !ok {
-		// Not "not held": the processor may be starting (restoring the
-		// group) or stopping; the asker marks what it starts partial.
-		reply(w, http.StatusServiceUnavailable, problem{fmt.Sprintf("no processor %q here hands groups over now (not started, or stopping)", name)})
+	switch {
+	case !ok && e.ready.Load():
+		reply(w, http.StatusNotFound, problem{fmt.Sprintf("no processor %q runs here", name)})
+		return
+	case !ok:
+		// Not "not held": the pipelines are starting (the processor may
+		// be restoring the group) or stopping; the asker marks what it
+		// starts partial.
+		reply(w, http.StatusServiceUnavailable, problem{fmt.Sprintf("no processor %q here hands groups over now (the collector is starting or stopping)", name)})
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), e.cfg.MaxWait)

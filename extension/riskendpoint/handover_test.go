@@ -28,8 +28,9 @@ func (h *holder) HandOver(_ context.Context, group, fingerprint string) ([]byte,
 // A processor takes a group over from the peer that holds it, by the
 // processor's name: once (the holder forgets it), and not from a processor
 // of another configuration; a peer that gives no answer, or where that
-// processor is not running (starting, restoring the group, or stopping), is
-// an error, so that the group is marked.
+// processor has not registered while the collector starts (it may be
+// restoring the group) or stops, is an error, so that the group is marked;
+// once the pipelines run, a processor not registered does not run there.
 func TestTakeOverFromThePeerThatHoldsIt(t *testing.T) {
 	old, oldURL := startDecisions(t, nil)
 	h := &holder{groups: map[string][]byte{"conv/1": []byte("saved state")}, fingerprint: "fp"}
@@ -43,7 +44,13 @@ func TestTakeOverFromThePeerThatHoldsIt(t *testing.T) {
 	ctx := context.Background()
 	other, _ := TierFor(fresh, "probguard")
 	if _, found, err := other.TakeOver(ctx, "conv/1", "fp"); found || err == nil {
-		t.Errorf("a processor not running there: found %v, %v; want an error", found, err)
+		t.Errorf("a processor not registered there while the collector starts: found %v, %v; want an error", found, err)
+	}
+	if err := old.Ready(); err != nil { // the pipelines run: a processor not registered does not run there
+		t.Fatal(err)
+	}
+	if _, found, err := other.TakeOver(ctx, "conv/1", "fp"); found || err != nil {
+		t.Errorf("a processor that does not run there: found %v, %v; want not held", found, err)
 	}
 	if _, found, err := tier.TakeOver(ctx, "conv/1", "other"); found || err == nil {
 		t.Errorf("another configuration: found %v, %v; want an error", found, err)
