@@ -15,7 +15,8 @@ import (
 
 // In a tier, any collector answers for the one that holds the group: a
 // question about a group not held here is the peer's answer; about a group
-// no one holds, not held (and stale when a peer could not be asked); a
+// no one holds, not held (and stale when a peer could not be asked: then
+// on_stale alone decides, not an answer as a new group's); a
 // forwarded question is never forwarded again (two peers of each other do
 // not loop).
 func TestPeersAnswerForTheGroupTheyHold(t *testing.T) {
@@ -39,7 +40,10 @@ func TestPeersAnswerForTheGroupTheyHold(t *testing.T) {
 	holds := &recordingDecider{open: true, answer: Answer{Events: 2,
 		Reasons: []Reason{{Processor: "temporalcheck/te", Assertion: "te1", Effect: Deny, Explanation: "expected sayHello"}}}}
 	defer owner.Register("temporalcheck/te", onlyGroup{"conv-1", holds})()
-	defer asker.Register("temporalcheck/te", &recordingDecider{open: false})()
+	// Not held at the asker, which judges the action as a new group's first
+	// event, and would deny it.
+	asNew := Answer{Reasons: []Reason{{Processor: "temporalcheck/te", Assertion: "te9", Effect: Deny, Explanation: "as a new group"}}}
+	defer asker.Register("temporalcheck/te", &recordingDecider{open: false, answer: asNew})()
 	alone, aloneURL := startDecisions(t, func(c *Config) { c.Peers = []string{ownerURL} })
 	defer alone.Register("temporalcheck/te", &recordingDecider{open: false})()
 
@@ -54,8 +58,8 @@ func TestPeersAnswerForTheGroupTheyHold(t *testing.T) {
 		t.Errorf("the owner up, another peer down: %s", raw)
 	}
 	if _, d, raw := post(t, askerURL+"/v1/groups/nobody/decisions", `{"action": {"tool": "get_weather"}}`); d.Group != nil || !d.Stale ||
-		!strings.Contains(raw, "1 of 2 peers gave no answer") {
-		t.Errorf("a group no one holds, a peer down (it may hold it): %s", raw)
+		!strings.Contains(raw, "1 of 2 peers gave no answer") || d.Decision != Allow || strings.Contains(raw, "te9") {
+		t.Errorf("a group no one holds, a peer down (it may hold it): %s; want on_stale (allow) alone to decide", raw)
 	}
 	if n := len(holds.groups); n != 2 {
 		t.Errorf("the owner was asked %d times, want 2 (a forwarded question is not forwarded again)", n)

@@ -474,3 +474,24 @@ func (*tierRegistry) InTier() bool                                 { return true
 func (*tierRegistry) TakeOver(context.Context, string, string, string) ([]byte, bool, error) {
 	return nil, false, nil
 }
+
+// Judged when complete, a group not open is decided by on_unknown alone: a
+// trace of it may be held, not yet judged, that comes before the action.
+func TestDecisionOnAGroupNotOpenWhenComplete(t *testing.T) {
+	ext, url := riskendpointtest.Start(t)
+	id := component.MustNewID("riskendpoint")
+	p, _ := createProcessor(t, "conversation", func(c *Config) {
+		c.RiskEndpoint, c.Judge = &id, JudgeWhenComplete
+		c.WarmUp = new(time.Duration)
+		c.Predicates = append(c.Predicates, predicate.Named{Name: "dropTable", Predicate: predicate.Predicate{Tool: "drop_table"}})
+		c.Assertions = append(c.Assertions, assertion.Config{Name: "no_drop", Never: "dropTable", Enforce: "deny"})
+	})
+	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	d := ask(t, url, "fresh", `{"action": {"tool": "drop_table"}}`)
+	if d.Decision != riskendpoint.Allow || d.Group != nil || len(d.Reasons) != 1 || !strings.Contains(d.Reasons[0].Explanation, "on_unknown") {
+		t.Errorf("drop_table for a group not open, judged when complete: %+v, want on_unknown (allow) alone", d)
+	}
+}
