@@ -13,8 +13,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/internal/checkpoint/checkpointtest"
-	"github.com/agentguard/agentguard/internal/core/events"
-	"github.com/agentguard/agentguard/internal/core/predicate"
 	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/fixtures"
 )
@@ -183,6 +181,10 @@ type endRecorder struct {
 	ends map[string][]History
 }
 
+func newEndRecorder() *endRecorder {
+	return &endRecorder{recorder: newRecorder(), ends: map[string][]History{}}
+}
+
 func (e *endRecorder) End(ctx context.Context, key string, g *recGroup, h History, at *Target) {
 	e.mu.Lock()
 	e.ends[key] = append(e.ends[key], h)
@@ -197,14 +199,9 @@ func (e *endRecorder) End(ctx context.Context, key string, g *recGroup, h Histor
 func TestLateSpansTakeUpATraceEndedAtItsRelease(t *testing.T) {
 	cfg := baseConfig()
 	cfg.GroupBy, cfg.Retention = sequence.ByTraceID, time.Hour
-	r := &endRecorder{recorder: newRecorder(), ends: map[string][]History{}}
-	set := componenttest.NewNopTelemetrySettings()
-	pcfg := predicate.Config{Predicates: predicate.List{{Name: "stir", Predicate: predicate.Predicate{Tool: "stir"}}}}
+	r := newEndRecorder()
 	sink := new(consumertest.TracesSink)
-	s, err := New[*recGroup](cfg, set, sink, nopMetrics(), func() (*events.Source, error) { return events.NewSource(pcfg, cfg.GroupBy, set) }, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newTestStage(t, cfg, r, sink)
 	defer s.Shutdown(context.Background())
 	clock := time.Unix(1_800_000_000, 0)
 	s.UseClock(func() time.Time { return clock })
@@ -239,21 +236,13 @@ func TestLateSpansTakeUpATraceEndedAtItsRelease(t *testing.T) {
 func TestATraceThatPausesPastGroupTimeoutIsTakenUp(t *testing.T) {
 	cfg := baseConfig()
 	cfg.GroupBy, cfg.OnArrival, cfg.Late, cfg.Workers = sequence.ByTraceID, true, LateContinue, 1
-	r := &endRecorder{recorder: newRecorder(), ends: map[string][]History{}}
-	set := componenttest.NewNopTelemetrySettings()
-	pcfg := predicate.Config{Predicates: predicate.List{{Name: "stir", Predicate: predicate.Predicate{Tool: "stir"}}}}
-	s, err := New[*recGroup](cfg, set, new(consumertest.TracesSink), nopMetrics(), func() (*events.Source, error) { return events.NewSource(pcfg, cfg.GroupBy, set) }, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newEndRecorder()
+	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
 	defer s.Shutdown(context.Background())
 	clock := time.Unix(1_800_000_000, 0)
 	s.UseClock(func() time.Time { return clock })
-	td := fixtures.StoveTrace(0, "c", fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"})
-	first := ptrace.NewTraces() // the root and the first call
-	td.CopyTo(first)
-	first.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.SpanID() == spanOf(td, 2).SpanID() })
-	for _, td := range []ptrace.Traces{first, onlySpan(td, 2)} {
+	first, last := pausedTrace()
+	for _, td := range []ptrace.Traces{first, last} {
 		if err := s.ConsumeTraces(context.Background(), td); err != nil {
 			t.Fatal(err)
 		}
@@ -279,21 +268,13 @@ func TestATraceThatPausesPastGroupTimeoutIsTakenUp(t *testing.T) {
 func TestATraceThatPausesPastItsKeepingIsMarked(t *testing.T) {
 	cfg := baseConfig()
 	cfg.GroupBy, cfg.OnArrival, cfg.Late, cfg.Workers = sequence.ByTraceID, true, LateContinue, 1
-	r := &endRecorder{recorder: newRecorder(), ends: map[string][]History{}}
-	set := componenttest.NewNopTelemetrySettings()
-	pcfg := predicate.Config{Predicates: predicate.List{{Name: "stir", Predicate: predicate.Predicate{Tool: "stir"}}}}
-	s, err := New[*recGroup](cfg, set, new(consumertest.TracesSink), nopMetrics(), func() (*events.Source, error) { return events.NewSource(pcfg, cfg.GroupBy, set) }, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newEndRecorder()
+	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
 	defer s.Shutdown(context.Background())
 	clock := time.Unix(1_800_000_000, 0)
 	s.UseClock(func() time.Time { return clock })
-	td := fixtures.StoveTrace(0, "c", fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"})
-	first := ptrace.NewTraces() // the root and the first call
-	td.CopyTo(first)
-	first.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.SpanID() == spanOf(td, 2).SpanID() })
-	for i, td := range []ptrace.Traces{first, onlySpan(td, 2)} {
+	first, last := pausedTrace()
+	for i, td := range []ptrace.Traces{first, last} {
 		if err := s.ConsumeTraces(context.Background(), td); err != nil {
 			t.Fatal(err)
 		}
@@ -351,6 +332,16 @@ func spanOf(td ptrace.Traces, i int) ptrace.Span {
 	return td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(i)
 }
 
+// pausedTrace is a trace of its own with two calls, as it comes when its
+// agent pauses between them: the root and the first call, then the second.
+func pausedTrace() (first, last ptrace.Traces) {
+	td := fixtures.StoveTrace(0, "c", fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"})
+	first = ptrace.NewTraces()
+	td.CopyTo(first)
+	first.ResourceSpans().At(0).ScopeSpans().At(0).Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.SpanID() == spanOf(td, 2).SpanID() })
+	return first, onlySpan(td, 2)
+}
+
 // onlySpan is a copy of a one-scope trace holding its i-th span alone.
 func onlySpan(td ptrace.Traces, i int) ptrace.Traces {
 	out := ptrace.NewTraces()
@@ -370,12 +361,7 @@ func TestARestoredTraceOfItsOwnStaysItsOwn(t *testing.T) {
 	start := func(r *endRecorder) *Stage[*recGroup] {
 		cfg := storageConfig()
 		cfg.GroupBy, cfg.OnArrival, cfg.Late, cfg.Workers = sequence.ByTraceID, true, LateContinue, 1
-		set := componenttest.NewNopTelemetrySettings()
-		pcfg := predicate.Config{Predicates: predicate.List{{Name: "stir", Predicate: predicate.Predicate{Tool: "stir"}}}}
-		s, err := New[*recGroup](cfg, set, new(consumertest.TracesSink), nopMetrics(), func() (*events.Source, error) { return events.NewSource(pcfg, cfg.GroupBy, set) }, r)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
 		s.UseClock(func() time.Time { return clock })
 		if err := s.Start(context.Background(), store.Host(storageID)); err != nil {
 			t.Fatal(err)
@@ -385,7 +371,7 @@ func TestARestoredTraceOfItsOwnStaysItsOwn(t *testing.T) {
 	}
 	td := fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"})
 	key := spanOf(td, 0).TraceID().String()
-	before := &endRecorder{recorder: newRecorder(), ends: map[string][]History{}}
+	before := newEndRecorder()
 	s := start(before)
 	for _, at := range []int{1, 2} { // the first call, then, past group_timeout, the second
 		if err := s.ConsumeTraces(context.Background(), onlySpan(td, at)); err != nil {
@@ -404,7 +390,7 @@ func TestARestoredTraceOfItsOwnStaysItsOwn(t *testing.T) {
 	if ends := before.ends[key]; len(ends) != 1 || ends[0] != 0 {
 		t.Fatalf("ends before the restart %v, want one, complete", ends)
 	}
-	after := &endRecorder{recorder: newRecorder(), ends: map[string][]History{}}
+	after := newEndRecorder()
 	s = start(after)
 	defer s.Shutdown(context.Background())
 	clock = clock.Add(2 * time.Minute)

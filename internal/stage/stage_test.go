@@ -90,7 +90,7 @@ func nopMetrics() Metrics {
 	return m
 }
 
-func newTestStage(t testing.TB, cfg Config, r *recorder, next consumer.Traces) *Stage[*recGroup] {
+func newTestStage(t testing.TB, cfg Config, r Evaluator[*recGroup], next consumer.Traces) *Stage[*recGroup] {
 	t.Helper()
 	set := componenttest.NewNopTelemetrySettings()
 	pcfg := predicate.Config{Predicates: predicate.List{{Name: "stir", Predicate: predicate.Predicate{Tool: "stir"}}}}
