@@ -17,7 +17,6 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/agentguard/agentguard/internal/core/assertion"
 	"github.com/agentguard/agentguard/internal/core/predicate"
@@ -119,9 +118,7 @@ func evaluations(sink *consumertest.TracesSink) []string {
 // conversations with pauses around compact_after and group_timeout, the
 // gauges are the stage's counts, and both are zero once every group ended.
 func TestOpenAndDormantGroupsAreGauged(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	set := processortest.NewNopSettings(metadata.Type)
-	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	set, reader := meteredSettings()
 	compactAfter := 2 * time.Second
 	cfg := weatherConfig()
 	cfg.CompactAfter = &compactAfter

@@ -49,6 +49,31 @@ func asker(t testing.TB, enforce string) (*temporalProcessor, *lockedClock, stri
 	return p, clock, url
 }
 
+// askerWith is the conversation configuration with one more predicate and
+// an assertion over it, judged as judge says (empty: the default), answering
+// decisions, started on a clock the test moves.
+func askerWith(t *testing.T, judge Judge, pred predicate.Named, a assertion.Config) (*temporalProcessor, *consumertest.TracesSink, *lockedClock, string) {
+	t.Helper()
+	ext, url := riskendpointtest.Start(t)
+	id := component.MustNewID("riskendpoint")
+	p, sink := createProcessor(t, "conversation", func(c *Config) {
+		c.RiskEndpoint = &id
+		if judge != "" {
+			c.Judge = judge
+		}
+		c.WarmUp = new(time.Duration)
+		c.Predicates = append(c.Predicates, pred)
+		c.Assertions = append(c.Assertions, a)
+	})
+	clock := &lockedClock{t: fixtures.StoveEpoch.Add(time.Hour)}
+	p.UseClock(clock.now)
+	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p, sink, clock, url
+}
+
 // ask posts a question; it reports a failure with t.Errorf, so that a
 // test may ask from another goroutine.
 func ask(t *testing.T, url, group, body string) riskendpoint.DecisionResponse {
@@ -284,21 +309,8 @@ func (h hostWith) GetExtensions() map[component.ID]component.Component {
 // that would repeat is denied, a copy of the group's window deciding, so
 // that asking twice, or asking anything, leaves the window as it was.
 func TestDecisionDeniesARepeat(t *testing.T) {
-	ext, url := riskendpointtest.Start(t)
-	id := component.MustNewID("riskendpoint")
-	p, _ := createProcessor(t, "conversation", func(c *Config) {
-		c.RiskEndpoint = &id
-		c.WarmUp = new(time.Duration)
-		c.Predicates = append(c.Predicates, predicate.Named{Name: "again",
-			Predicate: predicate.Predicate{Repeats: &predicate.Repeats{Key: []string{"tool"}, N: 2, Within: 5}}})
-		c.Assertions = append(c.Assertions, assertion.Config{Name: "no_repeat", Never: "again", Enforce: "deny"})
-	})
-	clock := &lockedClock{t: fixtures.StoveEpoch.Add(time.Hour)}
-	p.UseClock(clock.now)
-	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	again := predicate.Named{Name: "again", Predicate: predicate.Predicate{Repeats: &predicate.Repeats{Key: []string{"tool"}, N: 2, Within: 5}}}
+	p, _, clock, url := askerWith(t, "", again, assertion.Config{Name: "no_repeat", Never: "again", Enforce: "deny"})
 	feed(t, p, fixtures.StoveTrace(0, "c1", fixtures.ToolCall{Tool: "get_weather"}))
 	p.Tick(clock.add(time.Minute))
 
@@ -318,21 +330,8 @@ func TestDecisionDeniesARepeat(t *testing.T) {
 // that would carry it is denied, one that does not is allowed.
 func TestDecisionDeniesALeak(t *testing.T) {
 	const key = "sk-EXAMPLEi1rLkgObmLmCqT3BlbkFJ6pxKDUzhmPl4Pzo08pfd"
-	ext, url := riskendpointtest.Start(t)
-	id := component.MustNewID("riskendpoint")
-	p, _ := createProcessor(t, "conversation", func(c *Config) {
-		c.RiskEndpoint = &id
-		c.WarmUp = new(time.Duration)
-		c.Predicates = append(c.Predicates, predicate.Named{Name: "leak",
-			Predicate: predicate.Predicate{Flows: &predicate.Flow{From: "read_file.result", To: "send_*.args", Detect: "api_key", MinLength: 8}}})
-		c.Assertions = append(c.Assertions, assertion.Config{Name: "no_leak", Never: "leak", Enforce: "deny"})
-	})
-	clock := &lockedClock{t: fixtures.StoveEpoch.Add(time.Hour)}
-	p.UseClock(clock.now)
-	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	leak := predicate.Named{Name: "leak", Predicate: predicate.Predicate{Flows: &predicate.Flow{From: "read_file.result", To: "send_*.args", Detect: "api_key", MinLength: 8}}}
+	p, _, clock, url := askerWith(t, "", leak, assertion.Config{Name: "no_leak", Never: "leak", Enforce: "deny"})
 	td := fixtures.StoveTrace(0, "c1", fixtures.ToolCall{Tool: "read_file"})
 	read := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
 	read.Attributes().PutStr("gcp.vertex.agent.tool_response", `{"content":"OPENAI_API_KEY=`+key+`"}`)
@@ -349,6 +348,13 @@ func TestDecisionDeniesALeak(t *testing.T) {
 	}
 }
 
+// neverDropTable is a tool a conversation must never call, and the
+// assertion that denies it.
+func neverDropTable() (predicate.Named, assertion.Config) {
+	return predicate.Named{Name: "dropTable", Predicate: predicate.Predicate{Tool: "drop_table"}},
+		assertion.Config{Name: "no_drop", Never: "dropTable", Enforce: "deny"}
+}
+
 // Judged on arrival, a conversation no processor holds yet is answered as
 // the collector will judge the action: the first event of a new group. Its
 // first call of a tool it must never call is denied, whatever on_unknown
@@ -357,20 +363,8 @@ func TestDecisionDeniesALeak(t *testing.T) {
 // when complete, a trace of it may be held, not yet judged, before the
 // action: on_unknown decides (TestDecisionDeniesWhatWouldViolate's c9).
 func TestDecisionOnTheFirstActionOfANewConversation(t *testing.T) {
-	ext, url := riskendpointtest.Start(t)
-	id := component.MustNewID("riskendpoint")
-	p, sink := createProcessor(t, "conversation", func(c *Config) {
-		c.RiskEndpoint, c.Judge = &id, JudgeOnArrival
-		c.WarmUp = new(time.Duration)
-		c.Predicates = append(c.Predicates, predicate.Named{Name: "dropTable", Predicate: predicate.Predicate{Tool: "drop_table"}})
-		c.Assertions = append(c.Assertions, assertion.Config{Name: "no_drop", Never: "dropTable", Enforce: "deny"})
-	})
-	clock := &lockedClock{t: fixtures.StoveEpoch.Add(time.Hour)}
-	p.UseClock(clock.now)
-	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	pred, never := neverDropTable()
+	p, sink, clock, url := askerWith(t, JudgeOnArrival, pred, never)
 
 	d := ask(t, url, "fresh", `{"action": {"tool": "drop_table"}}`)
 	if d.Decision != riskendpoint.Deny || d.Group != nil || !slices.ContainsFunc(d.Reasons, func(r riskendpoint.Reason) bool { return r.Assertion == "no_drop" }) {
@@ -478,18 +472,8 @@ func (*tierRegistry) TakeOver(context.Context, string, string, string) ([]byte, 
 // Judged when complete, a group not open is decided by on_unknown alone: a
 // trace of it may be held, not yet judged, that comes before the action.
 func TestDecisionOnAGroupNotOpenWhenComplete(t *testing.T) {
-	ext, url := riskendpointtest.Start(t)
-	id := component.MustNewID("riskendpoint")
-	p, _ := createProcessor(t, "conversation", func(c *Config) {
-		c.RiskEndpoint, c.Judge = &id, JudgeWhenComplete
-		c.WarmUp = new(time.Duration)
-		c.Predicates = append(c.Predicates, predicate.Named{Name: "dropTable", Predicate: predicate.Predicate{Tool: "drop_table"}})
-		c.Assertions = append(c.Assertions, assertion.Config{Name: "no_drop", Never: "dropTable", Enforce: "deny"})
-	})
-	if err := p.Start(context.Background(), riskendpointtest.Host{id: ext}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	pred, never := neverDropTable()
+	_, _, _, url := askerWith(t, JudgeWhenComplete, pred, never)
 	d := ask(t, url, "fresh", `{"action": {"tool": "drop_table"}}`)
 	if d.Decision != riskendpoint.Allow || d.Group != nil || len(d.Reasons) != 1 || !strings.Contains(d.Reasons[0].Explanation, "on_unknown") {
 		t.Errorf("drop_table for a group not open, judged when complete: %+v, want on_unknown (allow) alone", d)

@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/processor/processortest"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -21,7 +20,6 @@ import (
 	"github.com/agentguard/agentguard/internal/fixtures"
 	"github.com/agentguard/agentguard/internal/stage"
 	"github.com/agentguard/agentguard/internal/verdictattr"
-	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
 
 // observed builds an unstarted processor on a fake clock whose metrics and
@@ -35,10 +33,8 @@ func observed(t *testing.T, name string, edit func(*Config)) (*temporalProcessor
 	if edit != nil {
 		edit(cfg)
 	}
-	reader := sdkmetric.NewManualReader()
+	set, reader := meteredSettings()
 	core, logs := observer.New(zap.WarnLevel)
-	set := processortest.NewNopSettings(metadata.Type)
-	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	set.Logger = zap.New(core)
 	sink := new(consumertest.TracesSink)
 	pt, err := NewFactory().CreateTraces(context.Background(), set, cfg, sink)

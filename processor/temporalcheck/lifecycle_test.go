@@ -43,9 +43,7 @@ func TestLifecycle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reader := sdkmetric.NewManualReader()
-			set := processortest.NewNopSettings(metadata.Type)
-			set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+			set, reader := meteredSettings()
 			sink := new(consumertest.TracesSink)
 			ctx := context.Background()
 			p, err := NewFactory().CreateTraces(ctx, set, cfg, sink)

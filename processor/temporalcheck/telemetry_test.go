@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -18,6 +19,15 @@ import (
 	"github.com/agentguard/agentguard/internal/fixtures"
 	"github.com/agentguard/agentguard/processor/temporalcheck/internal/metadata"
 )
+
+// meteredSettings are processor settings whose self-metrics the reader
+// collects.
+func meteredSettings() (processor.Settings, *sdkmetric.ManualReader) {
+	reader := sdkmetric.NewManualReader()
+	set := processortest.NewNopSettings(metadata.Type)
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	return set, reader
+}
 
 // sums reads the processor's counters: metric name -> total.
 func sums(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
@@ -41,9 +51,7 @@ func sums(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
 // Every decision not taken is counted: late spans, early releases, and the
 // verdicts themselves.
 func TestSelfMetricsCount(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	set := processortest.NewNopSettings(metadata.Type)
-	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	set, reader := meteredSettings()
 	cfg, err := loadConfig(t, "paper")
 	if err != nil {
 		t.Fatal(err)
@@ -83,9 +91,7 @@ func TestSelfMetricsCount(t *testing.T) {
 // early (reason shutdown): its verdicts miss what was still to come. One
 // whose root came is not.
 func TestShutdownBeforeTheRootIsAnEarlyRelease(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	set := processortest.NewNopSettings(metadata.Type)
-	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	set, reader := meteredSettings()
 	cfg, err := loadConfig(t, "paper")
 	if err != nil {
 		t.Fatal(err)
