@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -57,11 +58,19 @@ func startWith(t *testing.T, store *checkpointtest.Store, r *recorder, clock *ti
 	if first {
 		cfg.WarmUp = 0
 	}
-	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
+	return startOn(t, store, cfg, r, new(consumertest.TracesSink), clock)
+}
+
+// startOn starts a stage of cfg on the store, passing on to next, its clock
+// halted (the test's Tick is the only one).
+func startOn(t *testing.T, store *checkpointtest.Store, cfg Config, r Evaluator[*recGroup], next consumer.Traces, clock *time.Time) *Stage[*recGroup] {
+	t.Helper()
+	s := newTestStage(t, cfg, r, next)
 	s.UseClock(func() time.Time { return *clock })
 	if err := s.Start(context.Background(), store.Host(storageID)); err != nil {
 		t.Fatal(err)
 	}
+	s.clock.halt() // the test's Tick is the only clock
 	return s
 }
 
@@ -72,7 +81,6 @@ func TestShutdownCheckpointRestoresEveryGroup(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
 	r := newRecorder()
 	s := startWith(t, store, r, &clock, true)
-	s.clock.halt() // the test's Tick is the only clock
 	for turn, conv := range []string{"a", "b", "c", "a"} {
 		feed(t, s, &clock, turn, conv)
 	}
@@ -84,7 +92,6 @@ func TestShutdownCheckpointRestoresEveryGroup(t *testing.T) {
 	}
 	r2 := newRecorder()
 	s2 := startWith(t, store, r2, &clock, false)
-	s2.clock.halt()
 	defer s2.Shutdown(context.Background())
 	if s2.OpenGroups() != 3 {
 		t.Fatalf("%d groups restored, want 3", s2.OpenGroups())
@@ -109,7 +116,6 @@ func TestCrashRestoresTheLastCheckpoint(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)
 	s := startWith(t, store, newRecorder(), &clock, true)
-	s.clock.halt()
 	feed(t, s, &clock, 0, "a")
 	clock = clock.Add(10 * time.Second)
 	s.Tick(clock) // a checkpoint is due
@@ -117,7 +123,6 @@ func TestCrashRestoresTheLastCheckpoint(t *testing.T) {
 	// killed: no Shutdown, nothing more written.
 	r2 := newRecorder()
 	s2 := startWith(t, store, r2, &clock, false)
-	s2.clock.halt()
 	defer s2.Shutdown(context.Background())
 	feed(t, s2, &clock, 2, "a")
 	feed(t, s2, &clock, 3, "b")
@@ -140,7 +145,6 @@ func TestBadCheckpointStartsWithout(t *testing.T) {
 		clock := time.Unix(1_800_000_000, 0)
 		r := newRecorder()
 		s := startWith(t, store, r, &clock, false)
-		s.clock.halt()
 		feed(t, s, &clock, 0, "a")
 		if s.OpenGroups() != 1 || r.marks["a"] != HistoryPartial {
 			t.Errorf("%s: %d groups, a %v", name, s.OpenGroups(), r.marks["a"])
@@ -158,7 +162,6 @@ func TestStorageThatCannotBeOpenedStartsWithout(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
 	r := newRecorder()
 	s := startWith(t, store, r, &clock, false)
-	s.clock.halt()
 	feed(t, s, &clock, 0, "a")
 	if s.OpenGroups() != 1 || r.marks["a"] != HistoryPartial {
 		t.Errorf("%d groups, a %v: want one, marked partial", s.OpenGroups(), r.marks["a"])
@@ -288,7 +291,6 @@ func TestCheckpointWithAGroupTwiceRestoresNothing(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)
 	s := startWith(t, store, newRecorder(), &clock, true)
-	s.clock.halt()
 	feed(t, s, &clock, 0, "a")
 	feed(t, s, &clock, 1, "b")
 	if err := s.Shutdown(context.Background()); err != nil {
@@ -309,7 +311,6 @@ func TestCheckpointWithAGroupTwiceRestoresNothing(t *testing.T) {
 
 	r := newRecorder()
 	s2 := startWith(t, store, r, &clock, false)
-	s2.clock.halt()
 	defer s2.Shutdown(context.Background())
 	if n := s2.OpenGroups(); n != 0 {
 		t.Fatalf("%d groups restored from a checkpoint that cannot be, want 0", n)
@@ -327,7 +328,6 @@ func TestForgottenGroupsOutliveARestart(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)
 	s := startWith(t, store, newRecorder(), &clock, true)
-	s.clock.halt()
 	feed(t, s, &clock, 0, "gone")
 	clock = clock.Add(2 * time.Minute)
 	s.Tick(clock) // ended idle, not kept: forgotten
@@ -336,7 +336,6 @@ func TestForgottenGroupsOutliveARestart(t *testing.T) {
 	}
 	r := newRecorder()
 	s2 := startWith(t, store, r, &clock, false)
-	s2.clock.halt()
 	defer s2.Shutdown(context.Background())
 	feed(t, s2, &clock, 1, "gone")
 	feed(t, s2, &clock, 2, "new")
@@ -365,12 +364,7 @@ func TestKeptGroupsAreRestoredInTheOrderTheyEnded(t *testing.T) {
 	cfg := storageConfig()
 	cfg.Retention, cfg.WarmUp = time.Hour, 0
 	r := newRecorder()
-	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
-	s.UseClock(func() time.Time { return clock })
-	if err := s.Start(context.Background(), store.Host(storageID)); err != nil {
-		t.Fatal(err)
-	}
-	s.clock.halt()
+	s := startOn(t, store, cfg, r, new(consumertest.TracesSink), &clock)
 	defer s.Shutdown(context.Background())
 	clock = clock.Add(20 * time.Minute) // the older ended 70 minutes ago, past the retention; the newer 25
 	s.Tick(clock)

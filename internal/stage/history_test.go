@@ -361,13 +361,7 @@ func TestARestoredTraceOfItsOwnStaysItsOwn(t *testing.T) {
 	start := func(r *endRecorder) *Stage[*recGroup] {
 		cfg := storageConfig()
 		cfg.GroupBy, cfg.OnArrival, cfg.Late, cfg.Workers = sequence.ByTraceID, true, LateContinue, 1
-		s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
-		s.UseClock(func() time.Time { return clock })
-		if err := s.Start(context.Background(), store.Host(storageID)); err != nil {
-			t.Fatal(err)
-		}
-		s.clock.halt()
-		return s
+		return startOn(t, store, cfg, r, new(consumertest.TracesSink), &clock)
 	}
 	td := fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"}, fixtures.ToolCall{Tool: "stir"})
 	key := spanOf(td, 0).TraceID().String()

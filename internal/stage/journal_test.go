@@ -33,18 +33,6 @@ func spanIDs(seen map[pcommon.SpanID]int, sink *consumertest.TracesSink) {
 	}
 }
 
-// startOn starts a stage with storage on store, passing on to sink.
-func startOn(t *testing.T, store *checkpointtest.Store, r *recorder, sink *consumertest.TracesSink, clock *time.Time) *Stage[*recGroup] {
-	t.Helper()
-	s := newTestStage(t, storageConfig(), r, sink)
-	s.UseClock(func() time.Time { return *clock })
-	if err := s.Start(context.Background(), store.Host(storageID)); err != nil {
-		t.Fatal(err)
-	}
-	s.clock.halt() // the test's Tick is the only clock
-	return s
-}
-
 // A crash (no Shutdown) loses no span the stage acknowledged: the ones it
 // held come back from the journal at the next start and are passed on, and
 // none judged before the last checkpoint is judged again.
@@ -52,7 +40,7 @@ func TestCrashLosesNoAcknowledgedSpan(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)
 	r, sink := newRecorder(), new(consumertest.TracesSink)
-	s := startOn(t, store, r, sink, &clock)
+	s := startOn(t, store, storageConfig(), r, sink, &clock)
 	sent := map[pcommon.SpanID]int{}
 	consume := func(s *Stage[*recGroup], turn int, conv string) {
 		td := fixtures.StoveTrace(turn, conv, fixtures.ToolCall{Tool: "stir"})
@@ -73,7 +61,7 @@ func TestCrashLosesNoAcknowledgedSpan(t *testing.T) {
 	}
 	// killed: no Shutdown.
 	r2, sink2 := newRecorder(), new(consumertest.TracesSink)
-	s2 := startOn(t, store, r2, sink2, &clock)
+	s2 := startOn(t, store, storageConfig(), r2, sink2, &clock)
 	defer s2.Shutdown(context.Background())
 	if s2.Held() != 2 {
 		t.Fatalf("%d traces held after the restart, want the 2 the crash left", s2.Held())
@@ -99,7 +87,7 @@ func TestCrashLosesNoAcknowledgedSpan(t *testing.T) {
 func TestJournalForgetsWhatWasPassedOn(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)
-	s := startOn(t, store, newRecorder(), new(consumertest.TracesSink), &clock)
+	s := startOn(t, store, storageConfig(), newRecorder(), new(consumertest.TracesSink), &clock)
 	feed(t, s, &clock, 0, "a") // judged and passed on; no checkpoint yet
 	for _, k := range store.Keys(stageID) {
 		if strings.HasPrefix(k, journalEntryPrefix) {
@@ -107,7 +95,7 @@ func TestJournalForgetsWhatWasPassedOn(t *testing.T) {
 		}
 	}
 	r2, sink2 := newRecorder(), new(consumertest.TracesSink)
-	s2 := startOn(t, store, r2, sink2, &clock)
+	s2 := startOn(t, store, storageConfig(), r2, sink2, &clock)
 	defer s2.Shutdown(context.Background())
 	clock = clock.Add(2 * time.Second)
 	s2.Tick(clock)
@@ -123,7 +111,7 @@ func TestFullStorageRefusesSpans(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)
 	sink := new(consumertest.TracesSink)
-	s := startOn(t, store, newRecorder(), sink, &clock)
+	s := startOn(t, store, storageConfig(), newRecorder(), sink, &clock)
 	defer s.Shutdown(context.Background())
 	store.Fail = syscall.ENOSPC
 	err := s.ConsumeTraces(context.Background(), fixtures.StoveTrace(0, "a", fixtures.ToolCall{Tool: "stir"}))
@@ -148,7 +136,7 @@ func TestShutdownEmptiesTheJournal(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)
 	sink := new(consumertest.TracesSink)
-	s := startOn(t, store, newRecorder(), sink, &clock)
+	s := startOn(t, store, storageConfig(), newRecorder(), sink, &clock)
 	for turn, conv := range []string{"a", "b", "a"} {
 		if err := s.ConsumeTraces(context.Background(), fixtures.StoveTrace(turn, conv, fixtures.ToolCall{Tool: "stir"})); err != nil {
 			t.Fatal(err)
@@ -163,7 +151,7 @@ func TestShutdownEmptiesTheJournal(t *testing.T) {
 		}
 	}
 	sink2 := new(consumertest.TracesSink)
-	s2 := startOn(t, store, newRecorder(), sink2, &clock)
+	s2 := startOn(t, store, storageConfig(), newRecorder(), sink2, &clock)
 	defer s2.Shutdown(context.Background())
 	if s2.Held() != 0 {
 		t.Errorf("%d traces replayed after a clean shutdown", s2.Held())
@@ -175,14 +163,14 @@ func TestShutdownEmptiesTheJournal(t *testing.T) {
 func TestDamagedJournalEntryIsSetAside(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)
-	s := startOn(t, store, newRecorder(), new(consumertest.TracesSink), &clock)
+	s := startOn(t, store, storageConfig(), newRecorder(), new(consumertest.TracesSink), &clock)
 	for turn, conv := range []string{"a", "b"} {
 		if err := s.ConsumeTraces(context.Background(), fixtures.StoveTrace(turn, conv, fixtures.ToolCall{Tool: "stir"})); err != nil {
 			t.Fatal(err)
 		}
 	}
 	store.Put(stageID, journalKey(0), []byte{0xff, 0xff, 0xff})
-	s2 := startOn(t, store, newRecorder(), new(consumertest.TracesSink), &clock)
+	s2 := startOn(t, store, storageConfig(), newRecorder(), new(consumertest.TracesSink), &clock)
 	defer s2.Shutdown(context.Background())
 	if s2.Held() != 1 {
 		t.Errorf("%d traces replayed, want the one undamaged", s2.Held())
