@@ -268,17 +268,25 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost b
 			zap.Stringer("storage", id), zap.Error(err))
 		return true, nil
 	}
+	s.states = newStateLog()
+	seqs, states, err := s.states.read(ctx, s.store)
+	if err != nil {
+		s.logger.Error("the state of the groups judged after the checkpoint cannot be read: they are restored as the checkpoint holds them, and marked partial in the warm-up",
+			zap.Stringer("storage", id), zap.Error(err))
+		states = nil
+	}
+	s.subsumed = seqs
 	data, err := s.store.Get(ctx, checkpointKey)
 	if err != nil {
 		s.logger.Error("the checkpoint cannot be read: starting without it; its conversations' verdicts are marked partial in the warm-up",
 			zap.Stringer("storage", id), zap.Error(err))
 		return true, nil
 	}
-	if data == nil {
+	if data == nil && len(states) == 0 {
 		s.logger.Info("no checkpoint in storage: a first start", zap.Stringer("storage", id))
 		return false, nil
 	}
-	clean, n, err := s.restore(data)
+	clean, n, err := s.restore(data, states)
 	if err != nil {
 		s.logger.Error("the checkpoint in storage cannot be restored: starting without it; its conversations' verdicts are marked partial in the warm-up",
 			zap.Stringer("storage", id), zap.Int("bytes", len(data)), zap.Error(err))
@@ -289,18 +297,29 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost b
 	return !clean, nil
 }
 
-// restore puts a checkpoint's groups back in their workers, before the
-// workers run. Nothing is restored unless everything decodes.
-func (s *Stage[G]) restore(data []byte) (clean bool, n int, err error) {
+// restore puts a checkpoint's groups back in their workers, brought up to
+// date with the state log's entries (a crash's: the groups judged after
+// the checkpoint), before the workers run. Nothing is restored unless
+// everything decodes. Entries but no checkpoint: a crash before the first.
+func (s *Stage[G]) restore(data []byte, states [][]byte) (clean bool, n int, err error) {
 	cp := s.eval.(Checkpointer[G])
-	d, err := decodeCheckpoint(data)
-	if err != nil {
-		return false, 0, err
+	d := decoded{header: header{fingerprint: cp.Fingerprint()}}
+	if data != nil {
+		if d, err = decodeCheckpoint(data); err != nil {
+			return false, 0, err
+		}
+	}
+	if d.fingerprint != cp.Fingerprint() {
+		return false, 0, fmt.Errorf("it was written under another configuration (predicates, assertions, grouping or property changed: fingerprint %.12s, now %.12s)", d.fingerprint, cp.Fingerprint())
+	}
+	if len(states) > 0 {
+		// A crash's: the warm-up marks what it may have lost.
+		d.clean = false
+		if err := applyStates(&d, states, cp.Fingerprint()); err != nil {
+			s.logger.Error("the state of the groups judged after the checkpoint cannot be restored: they are restored as the checkpoint holds them", zap.Error(err))
+		}
 	}
 	h, saved, kept := d.header, d.groups, d.kept
-	if h.fingerprint != cp.Fingerprint() {
-		return false, 0, fmt.Errorf("it was written under another configuration (predicates, assertions, grouping or property changed: fingerprint %.12s, now %.12s)", h.fingerprint, cp.Fingerprint())
-	}
 	type restored struct {
 		saved savedGroup
 		g     *group[G]
@@ -394,6 +413,7 @@ func (w *worker[G]) snapshot(p *part) {
 		p.forgottenGroups++
 	})
 	p.journalBehind = len(w.unforgotten) > 0
+	p.states, w.states = w.states, nil
 }
 
 // part is one worker's groups in a checkpoint: the open ones, the kept
@@ -401,7 +421,8 @@ func (w *worker[G]) snapshot(p *part) {
 type part struct {
 	data, kept, forgotten               []byte
 	groups, keptGroups, forgottenGroups int
-	journalBehind                       bool // entries of spans it judged are still in the journal
+	journalBehind                       bool     // entries of spans it judged are still in the journal
+	states                              []uint64 // the state entries it wrote before: the checkpoint holds their effect
 }
 
 // checkpoint has every worker save its groups, after what was handed to it
@@ -412,6 +433,9 @@ func (s *Stage[G]) checkpoint(ctx context.Context, now time.Time, clean bool) {
 	var done sync.WaitGroup
 	s.dispatch(nil, nil, work[G]{now: now, all: true, done: &done, snapshot: parts})
 	done.Wait()
+	for _, p := range parts {
+		s.subsumed = append(s.subsumed, p.states...)
+	}
 	total, kept, forgotten, size := 0, 0, 0, 0
 	for _, p := range parts {
 		if p.journalBehind {
@@ -440,9 +464,13 @@ func (s *Stage[G]) checkpoint(ctx context.Context, now time.Time, clean bool) {
 	}
 	s.lastCheckpoint = now
 	result := ResultOK
-	if err := s.store.Batch(ctx, storage.SetOperation(checkpointKey, b), storage.SetOperation(journalLowKey, encodeSeq(s.journal.low()))); err != nil {
+	ops := []*storage.Operation{storage.SetOperation(checkpointKey, b), storage.SetOperation(journalLowKey, encodeSeq(s.journal.low()))}
+	if err := s.store.Batch(ctx, s.states.deleteOps(ops, s.subsumed)...); err != nil {
 		result = ResultError
 		s.Warnings.Once("checkpoint", "writing the checkpoint failed; the previous one stays in storage", zap.Error(err))
+	} else {
+		s.states.dropped(s.subsumed)
+		s.subsumed = nil
 	}
 	s.tel.Checkpoints.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrResult, result)))
 	if result == ResultOK && s.cfg.AfterCheckpoint != nil {

@@ -109,25 +109,60 @@ func TestShutdownCheckpointRestoresEveryGroup(t *testing.T) {
 	}
 }
 
-// A crash loses what came after the last periodic checkpoint: the groups it
-// held are restored unmarked, a group it did not hold is new in the
-// warm-up, and partial.
-func TestCrashRestoresTheLastCheckpoint(t *testing.T) {
+// A crash loses nothing judged: a group judged before the last periodic
+// checkpoint is restored from it, one judged after it from the state log
+// (its latest trace kept: an older turn redelivered is out of order, as
+// without the crash), and a group it never held is new in the warm-up, and
+// partial.
+func TestCrashRestoresWhatWasJudged(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)
 	s := startWith(t, store, newRecorder(), &clock, true)
 	feed(t, s, &clock, 0, "a")
 	clock = clock.Add(10 * time.Second)
 	s.Tick(clock) // a checkpoint is due
-	feed(t, s, &clock, 1, "b")
+	feed(t, s, &clock, 2, "b")
 	// killed: no Shutdown, nothing more written.
 	r2 := newRecorder()
 	s2 := startWith(t, store, r2, &clock, false)
 	defer s2.Shutdown(context.Background())
-	feed(t, s2, &clock, 2, "a")
-	feed(t, s2, &clock, 3, "b")
-	if !r2.marks["a"].Complete() || r2.marks["b"] != HistoryPartial {
-		t.Errorf("after the crash: a %v (want complete), b %v (want partial)", r2.marks["a"], r2.marks["b"])
+	if s2.OpenGroups() != 2 {
+		t.Fatalf("%d groups restored, want 2", s2.OpenGroups())
+	}
+	feed(t, s2, &clock, 3, "a")
+	feed(t, s2, &clock, 1, "b")
+	feed(t, s2, &clock, 4, "c")
+	if !r2.marks["a"].Complete() || r2.marks["b"] != HistoryOutOfOrder || r2.marks["c"] != HistoryPartial {
+		t.Errorf("after the crash: a %v (want complete), b %v (want out_of_order), c %v (want partial)", r2.marks["a"], r2.marks["b"], r2.marks["c"])
+	}
+}
+
+// A crash before the first checkpoint: the groups judged are restored from
+// the state log alone; a checkpoint then holds them, and deletes the log's
+// entries in the batch that writes it.
+func TestCrashBeforeTheFirstCheckpoint(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	s := startWith(t, store, newRecorder(), &clock, true)
+	feed(t, s, &clock, 2, "a")
+	feed(t, s, &clock, 3, "b")
+	// killed: no Shutdown, nothing more written.
+	r2 := newRecorder()
+	s2 := startWith(t, store, r2, &clock, false)
+	if s2.OpenGroups() != 2 {
+		t.Fatalf("%d groups restored from the state log, want 2", s2.OpenGroups())
+	}
+	feed(t, s2, &clock, 1, "a")
+	if r2.marks["a"] != HistoryOutOfOrder {
+		t.Errorf("a's older turn after the crash: %v, want out_of_order", r2.marks["a"])
+	}
+	if err := s2.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range store.Keys(stageID) {
+		if strings.HasPrefix(k, stateEntryPrefix) {
+			t.Errorf("state entry %q left after the checkpoint that holds its effect", k)
+		}
 	}
 }
 
@@ -372,5 +407,37 @@ func TestKeptGroupsAreRestoredInTheOrderTheyEnded(t *testing.T) {
 	feed(t, s, &clock, 1, "newer")
 	if r.marks["older"] != HistoryPartial || r.marks["newer"] != 0 {
 		t.Errorf("after the retention of the older: %v; want it partial, the newer continued", r.marks)
+	}
+}
+
+// A group that ended after the last checkpoint stays ended through a crash:
+// not ended a second time (its end-of-group verdicts were passed on), and
+// its return marked partial, as without the crash.
+func TestAGroupEndedAfterTheCheckpointStaysEndedThroughACrash(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	cfg := storageConfig()
+	cfg.CheckpointEvery, cfg.WarmUp = 50*time.Second, 0 // group_timeout is a minute
+	s := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
+	feed(t, s, &clock, 0, "gone")
+	clock = clock.Add(50 * time.Second)
+	s.Tick(clock) // a checkpoint holds it open
+	clock = clock.Add(15 * time.Second)
+	s.Tick(clock) // ended idle, not kept: forgotten; no checkpoint is due
+	// killed: no Shutdown, nothing more written.
+	r2 := newRecorder()
+	s2 := startWith(t, store, r2, &clock, false)
+	defer s2.Shutdown(context.Background())
+	if s2.OpenGroups() != 0 {
+		t.Errorf("%d groups open after the crash, want none", s2.OpenGroups())
+	}
+	clock = clock.Add(2 * time.Minute)
+	s2.Tick(clock)
+	if len(r2.ended) != 0 {
+		t.Errorf("ended again after the crash: %v", r2.ended)
+	}
+	feed(t, s2, &clock, 1, "gone")
+	if r2.marks["gone"] != HistoryPartial {
+		t.Errorf("its return after the crash: %v, want partial", r2.marks["gone"])
 	}
 }

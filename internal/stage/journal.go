@@ -20,13 +20,13 @@ import (
 // acknowledged and not yet passed on, so that a crash loses none of them.
 // ConsumeTraces writes a batch's spans before it returns, one entry per
 // trace (a refused write refuses the batch: the sender retries); a worker
-// deletes a trace's entries once the next consumer has taken its spans, and
-// before it snapshots its groups for a checkpoint; a start replays what is
-// left. So an entry is never both in the restored groups' state and
+// deletes a trace's entries once the next consumer has taken its spans, in
+// the batch that writes the state of the groups they changed (statelog.go),
+// and before it snapshots its groups for a checkpoint; a start replays what
+// is left. So an entry is never both in the restored groups' state and
 // replayed: what a worker judged before its snapshot had been passed on and
-// deleted. What it judged after the snapshot and passed on before a crash
-// is in neither: its groups are restored without it, unmarked (a known gap,
-// docs/faults.md); what it had not passed on is judged again from the entry.
+// deleted, and what it judged and passed on after it is in the state log.
+// What it had not passed on is judged again from the entry.
 //
 // Storage clients cannot list their keys: entries are numbered, the number
 // to come is written with each batch, and a checkpoint records the lowest
@@ -123,24 +123,21 @@ func (j *journal) write(ctx context.Context, td ptrace.Traces) ([]journalEntry, 
 	return entries, nil
 }
 
-// forget deletes entries whose spans the next consumer has taken.
-func (j *journal) forget(ctx context.Context, seqs []uint64) error {
-	if len(seqs) == 0 {
-		return nil
+// forgetOps appends to ops the operations deleting entries whose spans the
+// next consumer has taken; forgotten drops them once the batch succeeded.
+func (j *journal) forgetOps(ops []*storage.Operation, seqs []uint64) []*storage.Operation {
+	for _, seq := range seqs {
+		ops = append(ops, storage.DeleteOperation(journalKey(seq)))
 	}
-	ops := make([]*storage.Operation, len(seqs))
-	for i, seq := range seqs {
-		ops[i] = storage.DeleteOperation(journalKey(seq))
-	}
-	if err := j.store.Batch(ctx, ops...); err != nil {
-		return err
-	}
+	return ops
+}
+
+func (j *journal) forgotten(seqs []uint64) {
 	j.liveMu.Lock()
 	for _, seq := range seqs {
 		delete(j.live, seq)
 	}
 	j.liveMu.Unlock()
-	return nil
 }
 
 // low is the lowest entry still held (the next one when none is): every
@@ -247,18 +244,30 @@ func (s *Stage[G]) refuse(ctx context.Context, spans int, err error) error {
 	return fmt.Errorf("agentguard could not journal the spans before acknowledging them: %w", err)
 }
 
-// forget deletes journal entries whose spans were passed on, and returns
-// those it could not delete: they are tried again, and no checkpoint is
+// forget deletes the journal entries of spans passed on and, in the same
+// batch, writes the state of the groups they changed (nil: none), so that
+// after a crash each span is either replayed or its effect restored. It
+// returns the state entry's number, and false if the storage refused: then
+// both are tried again with the next spans passed on, and no checkpoint is
 // written meanwhile (its groups would count their spans twice at a start).
-func (s *Stage[G]) forget(ctx context.Context, seqs []uint64) []uint64 {
-	if s.journal == nil || len(seqs) == 0 {
-		return nil
+func (s *Stage[G]) forget(ctx context.Context, seqs []uint64, states []byte) (uint64, bool) {
+	ops := s.journal.forgetOps(nil, seqs)
+	s.states.mu.Lock()
+	var seq uint64
+	if states != nil {
+		ops, seq = s.states.writeOps(ops, states)
 	}
-	if err := s.journal.forget(ctx, seqs); err != nil {
+	err := s.store.Batch(ctx, ops...)
+	if err == nil && states != nil {
+		s.states.written(seq)
+	}
+	s.states.mu.Unlock()
+	if err != nil {
 		s.Warnings.Once("journal-delete", "the storage refused to delete journal entries of spans passed on; checkpoints wait until it can", zap.Error(err))
-		return seqs
+		return 0, false
 	}
-	return nil
+	s.journal.forgotten(seqs)
+	return seq, true
 }
 
 // replayJournal holds again, as if they had just come in, the spans a crash

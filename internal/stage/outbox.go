@@ -92,10 +92,30 @@ func (w *worker[G]) flush(ctx context.Context) {
 	o.journal = o.journal[:0]
 }
 
-// pass delivers td, then forgets its journal entries (and those left over).
+// pass delivers td, then forgets its journal entries (and those left over)
+// and writes the state of the groups changed since the last time.
 func (w *worker[G]) pass(ctx context.Context, td ptrace.Traces, journal []uint64) {
 	w.s.deliver(ctx, td)
-	w.unforgotten = w.s.forget(ctx, append(w.unforgotten, journal...))
+	if w.s.journal == nil {
+		return
+	}
+	w.unforgotten = append(w.unforgotten, journal...)
+	if len(w.unforgotten) == 0 && len(w.changed) == 0 {
+		return
+	}
+	var states []byte
+	if len(w.changed) > 0 {
+		states = w.changedStates()
+	}
+	seq, ok := w.s.forget(ctx, w.unforgotten, states)
+	if !ok {
+		return
+	}
+	w.unforgotten = w.unforgotten[:0]
+	if states != nil {
+		w.states = append(w.states, seq)
+		clear(w.changed)
+	}
 }
 
 func (o *outbox) arm() {

@@ -111,10 +111,14 @@ type Stage[G any] struct {
 	dormantGroups atomic.Int64
 	warm          warmUp
 
-	store          storage.Client // nil without Config.Storage
-	journal        *journal       // the spans held, in store; nil without it
-	tier           Tier           // the other collectors, to take over groups from; nil alone
-	lastCheckpoint time.Time      // under tickMu
+	store   storage.Client // nil without Config.Storage
+	journal *journal       // the spans held, in store; nil without it
+	states  *stateLog      // the state of groups judged since the checkpoint, in store
+	// subsumed is state entries the next checkpoint holds the effect of and
+	// deletes: read at start, or left by a checkpoint that failed. Under tickMu.
+	subsumed       []uint64
+	tier           Tier      // the other collectors, to take over groups from; nil alone
+	lastCheckpoint time.Time // under tickMu
 
 	startWorkers sync.Once
 	tickMu       sync.Mutex // one release by the clock (or Tick) at a time

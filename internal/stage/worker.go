@@ -43,8 +43,13 @@ type worker[G any] struct {
 	// did not delete: tried again with the next item, and meanwhile no
 	// checkpoint is written.
 	unforgotten []uint64
-	out         *outbox // what it judged and has not passed on yet (send_batch)
-	index       int     // its slot in a snapshot
+	// changed is the groups judged or ended since their state was last
+	// written to the state log (with storage), and states the state
+	// entries it wrote since its last snapshot.
+	changed map[string]struct{}
+	states  []uint64
+	out     *outbox // what it judged and has not passed on yet (send_batch)
+	index   int     // its slot in a snapshot
 }
 
 // group is one open group: the evaluator's state, the latched predicates,
@@ -78,7 +83,7 @@ func newWorker[G any](s *Stage[G], src *events.Source, seed uint64, maxGroups in
 		s: s, src: src, in: newInbox[G](), stopped: make(chan struct{}),
 		groups: NewRecent[*group[G]](), maxGroups: maxGroups, tally: s.watch.newTally(), services: map[string]*string{},
 		forgotten: newForgotten(maxGroups), retained: NewRecent[[]byte](), released: NewRecent[[]byte](), dormant: NewRecent[[]byte](), index: int(seed), judged: rememberJudged(s.cfg.RememberJudged),
-		out:      newOutbox(s.cfg.SendBatch),
+		out: newOutbox(s.cfg.SendBatch), changed: map[string]struct{}{},
 		verdicts: verdictSpans{scope: s.cfg.Scope, rng: rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))},
 	}
 }
@@ -195,6 +200,7 @@ func journaled[G any](item work[G]) []uint64 {
 // span can continue it.
 func (w *worker[G]) judge(ctx context.Context, b *batch, key string, own bool, td ptrace.Traces, traceStart pcommon.Timestamp, seen, now time.Time) {
 	start := time.Now()
+	w.change(key)
 	g := w.groups.Touch(key, seen, func() *group[G] {
 		if g, ok := w.wake(key, now); ok {
 			return g
@@ -318,6 +324,7 @@ func (w *worker[G]) end(ctx context.Context, b *batch, key, reason string, now t
 			return
 		}
 	}
+	w.change(key)
 	w.s.opened(-1)
 	if reason == endBound {
 		w.s.tel.GroupsEndedEarly.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrReason, reason)))

@@ -95,6 +95,39 @@ func TestKillAndRestartLosesNoCheckpointedVerdict(t *testing.T) {
 	}
 }
 
+// The same kill with the first turns judged and passed on after the last
+// checkpoint (here, before the first): the state log written with them
+// restores their conversations, and every cross-turn violation is reported,
+// unmarked.
+func TestKillAfterTurnsNotYetCheckpointedLosesNoVerdict(t *testing.T) {
+	const conversations = 20
+	storageID := component.MustNewIDWithName("file_storage", "x")
+	clock := &lockedClock{t: time.Unix(1_800_000_000, 0)}
+	store := checkpointtest.NewStore()
+	cfg := weatherConfig()
+	cfg.WarmUp = new(time.Duration) // the first backend: none ran before it
+	cfg.Storage, cfg.CheckpointInterval = &storageID, time.Hour
+	first, _ := startProcessorOn(t, cfg, clock, store.Host(storageID))
+	playConversations(t, first, clock, conversations, 3) // judged and passed on; no checkpoint is due
+	defer func() { store.Fail = fmt.Errorf("the killed backend writes nothing"); shutdown(t, first) }()
+
+	cfg2 := weatherConfig()
+	cfg2.Storage = &storageID
+	second, sink := startProcessorOn(t, cfg2, clock, store.Host(storageID))
+	playConversations(t, second, clock, conversations, 5)
+	shutdown(t, second)
+	violations, marked := 0, 0
+	for _, v := range violationsOf(sink) {
+		violations++
+		if v.history != "" {
+			marked++
+		}
+	}
+	if violations != conversations || marked != 0 {
+		t.Errorf("%d violations (%d marked) after the kill and restart, want %d unmarked", violations, marked, conversations)
+	}
+}
+
 // A checkpoint of open conversations, one turn in, costs little per group:
 // its key, the few fixed fields and its one event's name and bits.
 func TestCheckpointSizePerGroup(t *testing.T) {

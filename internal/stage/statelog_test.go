@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package stage
+
+import (
+	"reflect"
+	"testing"
+)
+
+// A state entry reads back as written, each group where it was.
+func TestStateEntryRoundTrip(t *testing.T) {
+	open := savedGroup{key: "a", seen: 7, history: HistoryPartial, latest: 9, state: []byte("s"), own: true}
+	kept := savedGroup{key: "b", seen: 8, state: []byte{}}
+	in := []groupState{
+		{key: "a", where: stateOpen, saved: appendSaved(nil, open)},
+		{key: "b", where: stateKept, saved: appendSaved(nil, kept)},
+		{key: "c", where: stateForgotten, forgotten: forgottenKey{key: "c", reason: markBound, when: 3}},
+		{key: "d", where: stateGone},
+	}
+	fp, out, err := decodeStates(encodeStates("fp", in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp != "fp" || !reflect.DeepEqual(out, in) {
+		t.Errorf("read back %q %+v, want %+v", fp, out, in)
+	}
+}
+
+// The latest entry of a group decides where it is restored, over the
+// checkpoint; the groups no entry names stay as the checkpoint holds them.
+func TestStatesApplyOverTheCheckpoint(t *testing.T) {
+	saved := func(key string, seen int64) []byte {
+		return appendSaved(nil, savedGroup{key: key, seen: seen, state: []byte{}})
+	}
+	d := decoded{
+		groups:    []savedGroup{{key: "open-then-gone", state: []byte{}}, {key: "untouched", state: []byte{}}},
+		kept:      [][]byte{saved("kept-then-open", 1)},
+		forgotten: []forgottenKey{{key: "forgotten-then-kept", reason: markBound}},
+	}
+	entries := [][]byte{
+		encodeStates("fp", []groupState{{key: "open-then-gone", where: stateOpen, saved: saved("open-then-gone", 2)}}),
+		encodeStates("fp", []groupState{
+			{key: "open-then-gone", where: stateGone},
+			{key: "kept-then-open", where: stateOpen, saved: saved("kept-then-open", 3)},
+			{key: "forgotten-then-kept", where: stateKept, saved: saved("forgotten-then-kept", 4)},
+			{key: "new", where: stateForgotten, forgotten: forgottenKey{key: "new", reason: markRetention, when: 5}},
+		}),
+	}
+	if err := applyStates(&d, entries, "fp"); err != nil {
+		t.Fatal(err)
+	}
+	var open []string
+	for _, g := range d.groups {
+		open = append(open, g.key)
+	}
+	if !reflect.DeepEqual(open, []string{"untouched", "kept-then-open"}) || len(d.kept) != 1 || len(d.forgotten) != 1 || d.forgotten[0].key != "new" {
+		t.Errorf("open %v, kept %d, forgotten %+v", open, len(d.kept), d.forgotten)
+	}
+	if err := applyStates(&d, entries, "other"); err == nil {
+		t.Error("an entry of another configuration was applied")
+	}
+}
+
+// Any bytes decode to states or to an error, never a panic; what decodes,
+// encoded again, decodes to the same states.
+func FuzzDecodeStates(f *testing.F) {
+	f.Add(encodeStates("fp", []groupState{{key: "d", where: stateGone}}))
+	f.Add(encodeStates("fp", []groupState{{key: "a", where: stateOpen, saved: appendSaved(nil, savedGroup{key: "a", state: []byte{}})}}))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fp, states, err := decodeStates(data)
+		if err != nil {
+			return
+		}
+		fp2, again, err := decodeStates(encodeStates(fp, states))
+		if err != nil || fp2 != fp || !reflect.DeepEqual(again, states) {
+			t.Errorf("%x: %q %+v encoded and decoded again as %q %+v (%v)", data, fp, states, fp2, again, err)
+		}
+	})
+}
