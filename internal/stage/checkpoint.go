@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -38,7 +39,7 @@ type Checkpointer[G any] interface {
 
 // The checkpoint is one value in the storage client, written whole (a
 // crash mid-write leaves the previous one), under checkpointKey. Its
-// layout, version 5: the magic, the version, whether it was written at a
+// layout, version 6: the magic, the version, whether it was written at a
 // shutdown (nothing came after it: a start from it has no warm-up), the
 // evaluator's fingerprint, when it was written, then the open groups, least
 // recently active first: key, last activity, history marks, latest trace
@@ -49,13 +50,16 @@ type Checkpointer[G any] interface {
 // field is its flags (a trace that is a group of its own; one that ended
 // once and was taken up again); then the groups forgotten (ended early, or
 // no longer kept: one that comes back is marked partial), least recently
-// forgotten first: key, when, and why. Version 1 had no kept groups,
-// versions 1 and 2 no meters, versions 1 to 3 no flags, versions 1 to 4 no
-// forgotten groups.
+// forgotten first: key, when, and why; last, the number of the first
+// state log entry written after it (statelog.go): a start applies only
+// entries from there, so that those an older build left undeleted are not.
+// Version 1 had no kept groups, versions 1 and 2 no meters, versions 1 to 3
+// no flags, versions 1 to 4 no forgotten groups, versions 1 to 5 no state
+// log mark (no entry is applied over them).
 const (
 	checkpointKey     = "groups"
 	checkpointMagic   = "agentguard-groups"
-	checkpointVersion = 5
+	checkpointVersion = 6
 )
 
 // savedGroup is a group as a checkpoint holds it.
@@ -129,6 +133,7 @@ type decoded struct {
 	groups    []savedGroup
 	kept      [][]byte
 	forgotten []forgottenKey
+	stateLow  uint64 // the first state entry written after it; versions 1 to 5: none applies
 }
 
 // forgottenKey is a forgotten group as a checkpoint holds it.
@@ -165,6 +170,10 @@ func decodeCheckpoint(data []byte) (decoded, error) {
 			f.reason = r.String(fmt.Sprintf("forgotten group %d: reason", i+1))
 			d.forgotten = append(d.forgotten, f)
 		}
+	}
+	d.stateLow = math.MaxUint64
+	if v >= 6 {
+		d.stateLow = r.Uvarint("state log mark")
 	}
 	if err := r.End("groups"); err != nil {
 		return decoded{}, err
@@ -270,10 +279,11 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost b
 	}
 	s.states = newStateLog()
 	seqs, states, err := s.states.read(ctx, s.store)
-	if err != nil {
-		s.logger.Error("the state of the groups judged after the checkpoint cannot be read: they are restored as the checkpoint holds them, and marked partial in the warm-up",
+	statesLost := err != nil
+	if statesLost {
+		s.logger.Error("the state of the groups judged after the last checkpoint cannot be read: the groups are restored as the checkpoint holds them, their verdicts marked partial",
 			zap.Stringer("storage", id), zap.Error(err))
-		states = nil
+		seqs, states = s.states.unread(), nil
 	}
 	s.subsumed = seqs
 	data, err := s.store.Get(ctx, checkpointKey)
@@ -283,10 +293,13 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost b
 		return true, nil
 	}
 	if data == nil && len(states) == 0 {
+		if statesLost {
+			return true, nil
+		}
 		s.logger.Info("no checkpoint in storage: a first start", zap.Stringer("storage", id))
 		return false, nil
 	}
-	clean, n, err := s.restore(data, states)
+	clean, n, err := s.restore(data, seqs, states, statesLost)
 	if err != nil {
 		s.logger.Error("the checkpoint in storage cannot be restored: starting without it; its conversations' verdicts are marked partial in the warm-up",
 			zap.Stringer("storage", id), zap.Int("bytes", len(data)), zap.Error(err))
@@ -301,22 +314,30 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost b
 // date with the state log's entries (a crash's: the groups judged after
 // the checkpoint), before the workers run. Nothing is restored unless
 // everything decodes. Entries but no checkpoint: a crash before the first.
-func (s *Stage[G]) restore(data []byte, states [][]byte) (clean bool, n int, err error) {
+// statesLost: the log could not be read, and every group restored is
+// marked partial.
+func (s *Stage[G]) restore(data []byte, seqs []uint64, states [][]byte, statesLost bool) (clean bool, n int, err error) {
 	cp := s.eval.(Checkpointer[G])
 	d := decoded{header: header{fingerprint: cp.Fingerprint()}}
 	if data != nil {
 		if d, err = decodeCheckpoint(data); err != nil {
 			return false, 0, err
 		}
+		states = statesAfter(d.stateLow, seqs, states)
 	}
 	if d.fingerprint != cp.Fingerprint() {
 		return false, 0, fmt.Errorf("it was written under another configuration (predicates, assertions, grouping or property changed: fingerprint %.12s, now %.12s)", d.fingerprint, cp.Fingerprint())
+	}
+	if statesLost {
+		d.clean = false
+		markRestored(&d, HistoryPartial)
 	}
 	if len(states) > 0 {
 		// A crash's: the warm-up marks what it may have lost.
 		d.clean = false
 		if err := applyStates(&d, states, cp.Fingerprint()); err != nil {
-			s.logger.Error("the state of the groups judged after the checkpoint cannot be restored: they are restored as the checkpoint holds them", zap.Error(err))
+			s.logger.Error("the state of the groups judged after the checkpoint cannot be restored: they are restored as the checkpoint holds them, their verdicts marked partial", zap.Error(err))
+			markRestored(&d, HistoryPartial)
 		}
 	}
 	h, saved, kept := d.header, d.groups, d.kept
@@ -462,10 +483,12 @@ func (s *Stage[G]) checkpoint(ctx context.Context, now time.Time, clean bool) {
 	for _, p := range parts {
 		b = append(b, p.forgotten...)
 	}
+	stateLow := s.states.lowAfter(s.subsumed)
+	b = checkpoint.AppendUvarint(b, stateLow)
 	s.lastCheckpoint = now
 	result := ResultOK
 	ops := []*storage.Operation{storage.SetOperation(checkpointKey, b), storage.SetOperation(journalLowKey, encodeSeq(s.journal.low()))}
-	if err := s.store.Batch(ctx, s.states.deleteOps(ops, s.subsumed)...); err != nil {
+	if err := s.store.Batch(ctx, s.states.deleteOps(ops, s.subsumed, stateLow)...); err != nil {
 		result = ResultError
 		s.Warnings.Once("checkpoint", "writing the checkpoint failed; the previous one stays in storage", zap.Error(err))
 	} else {

@@ -221,15 +221,17 @@ func TestCheckpointErrorsNameTheField(t *testing.T) {
 	keptEnd := len(good)
 	gone := forgottenKey{key: "ended-early", reason: markBound, when: 6}
 	good = appendForgotten(checkpoint.AppendUvarint(good, 1), gone)
+	forgottenEnd := len(good)
+	good = checkpoint.AppendUvarint(good, 300) // the state log's mark
 	d, err := decodeCheckpoint(good)
 	h, gs, ks := d.header, d.groups, d.kept
 	if err != nil || !h.clean || h.fingerprint != "f" || len(gs) != 1 || gs[0].key != "conv" || gs[0].latest != 9 ||
 		gs[0].history != HistoryOutOfOrder || gs[0].service != "svc" || string(gs[0].state) != "st" || gs[0].span != (pcommon.SpanID{2}) || !gs[0].own || !gs[0].ended ||
-		len(ks) != 1 || !bytes.Equal(ks[0], kept) || len(d.forgotten) != 1 || d.forgotten[0] != gone {
+		len(ks) != 1 || !bytes.Equal(ks[0], kept) || len(d.forgotten) != 1 || d.forgotten[0] != gone || d.stateLow != 300 {
 		t.Fatalf("round trip: %+v %+v %v %+v %v", h, gs, ks, d.forgotten, err)
 	}
 	for cut, want := range map[int]string{groupsEnd - 1: "group 1: flags", groupsEnd - 2: "group 1: meters", groupsEnd - 3: "group 1: state", groupsEnd - 13: "groups",
-		keptEnd - 1: "kept group 1", groupsEnd: "kept groups", keptEnd: "forgotten groups", len(good) - 1: "forgotten group 1: reason"} {
+		keptEnd - 1: "kept group 1", groupsEnd: "kept groups", keptEnd: "forgotten groups", forgottenEnd - 1: "forgotten group 1: reason", len(good) - 1: "state log mark"} {
 		if _, err := decodeCheckpoint(good[:cut]); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("cut at %d: %v, want %q", cut, err, want)
 		}
@@ -395,7 +397,7 @@ func TestKeptGroupsAreRestoredInTheOrderTheyEnded(t *testing.T) {
 		saved := savedGroup{key: g.key, seen: clock.Add(-g.ago).UnixNano(), state: checkpoint.AppendString(nil, g.key)}
 		cp = checkpoint.AppendBytes(cp, appendSaved(nil, saved))
 	}
-	store.Put(stageID, checkpointKey, checkpoint.AppendUvarint(cp, 0))
+	store.Put(stageID, checkpointKey, checkpoint.AppendUvarint(checkpoint.AppendUvarint(cp, 0), 0)) // no forgotten groups; the state log from 0
 	cfg := storageConfig()
 	cfg.Retention, cfg.WarmUp = time.Hour, 0
 	r := newRecorder()

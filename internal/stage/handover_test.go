@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 
+	"github.com/agentguard/agentguard/internal/checkpoint/checkpointtest"
 	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
@@ -202,5 +203,27 @@ func TestMembersTakingOverAtOnceDoNotWaitOnEachOther(t *testing.T) {
 	}
 	if took := time.Since(start); took > takeOverTimeout {
 		t.Errorf("80 new conversations took %v", took)
+	}
+}
+
+// A member with storage that handed a conversation over and then crashed
+// does not restore it: the state log says it went, so it has one holder.
+func TestAGroupHandedOverStaysGoneThroughACrash(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	cfg := storageConfig()
+	cfg.CheckpointEvery, cfg.WarmUp = time.Hour, 0
+	a := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
+	b := member(t, newRecorder(), &clock, tierOf{other: a})
+	feed(t, a, &clock, 0, "moved")
+	feed(t, b, &clock, 1, "moved")
+	if a.OpenGroups() != 0 {
+		t.Fatalf("%d groups open on the member that handed it over", a.OpenGroups())
+	}
+	// a killed: no Shutdown, nothing more written.
+	after := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
+	defer after.Shutdown(context.Background())
+	if after.OpenGroups() != 0 {
+		t.Errorf("%d groups restored after the crash, want none: the conversation is the other member's", after.OpenGroups())
 	}
 }

@@ -100,7 +100,14 @@ func (w *worker[G]) pass(ctx context.Context, td ptrace.Traces, journal []uint64
 		return
 	}
 	w.unforgotten = append(w.unforgotten, journal...)
-	if len(w.unforgotten) == 0 && len(w.changed) == 0 {
+	w.writeChanges(ctx)
+}
+
+// writeChanges deletes the journal entries of spans passed on and writes the
+// state of the groups changed, in one batch; what the storage refused is
+// tried again the next time.
+func (w *worker[G]) writeChanges(ctx context.Context) {
+	if w.s.journal == nil || len(w.unforgotten) == 0 && len(w.changed) == 0 {
 		return
 	}
 	var states []byte

@@ -35,6 +35,7 @@ func (w *worker[G]) retain(key string, g *group[G], now time.Time) {
 		w.retained.Remove(oldest)
 		w.held.remove(oldest)
 		w.forgotten.add(oldest, markRetention, now)
+		w.change(oldest)
 	}
 }
 
@@ -62,6 +63,7 @@ func (w *worker[G]) expireRetained(now time.Time) {
 		w.retained.Remove(key)
 		w.held.remove(key)
 		w.forgotten.add(key, markRetention, now)
+		w.change(key)
 	}
 	for _, key := range w.released.Idle(now, w.s.cfg.GroupTimeout) {
 		w.released.Remove(key)

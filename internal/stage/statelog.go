@@ -27,6 +27,7 @@ import (
 // checkpoint records the lowest number still held.
 type stateLog struct {
 	mu   sync.Mutex // one entry written at a time: next is written in order
+	low  uint64     // as read at start
 	next uint64
 	live map[uint64]struct{} // written or read at start, not yet deleted
 }
@@ -130,14 +131,13 @@ func (l *stateLog) written(seq uint64) {
 	l.live[seq] = struct{}{}
 }
 
-// deleteOps appends to ops the operations deleting seqs and recording the
-// lowest entry left; dropped forgets them once the batch succeeded.
-func (l *stateLog) deleteOps(ops []*storage.Operation, seqs []uint64) []*storage.Operation {
+// lowAfter is the lowest entry left once seqs are deleted (the next one
+// when none is): what a checkpoint deleting seqs records.
+func (l *stateLog) lowAfter(seqs []uint64) uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	gone := make(map[uint64]bool, len(seqs))
 	for _, seq := range seqs {
-		ops = append(ops, storage.DeleteOperation(stateKey(seq)))
 		gone[seq] = true
 	}
 	low := l.next
@@ -145,6 +145,16 @@ func (l *stateLog) deleteOps(ops []*storage.Operation, seqs []uint64) []*storage
 		if !gone[seq] {
 			low = min(low, seq)
 		}
+	}
+	return low
+}
+
+// deleteOps appends to ops the operations deleting seqs and recording low
+// (lowAfter) as the lowest entry left; dropped forgets them once the batch
+// succeeded. An entry written since lowAfter is numbered at or above it.
+func (l *stateLog) deleteOps(ops []*storage.Operation, seqs []uint64, low uint64) []*storage.Operation {
+	for _, seq := range seqs {
+		ops = append(ops, storage.DeleteOperation(stateKey(seq)))
 	}
 	return append(ops, storage.SetOperation(stateLowKey, encodeSeq(low)))
 }
@@ -157,21 +167,20 @@ func (l *stateLog) dropped(seqs []uint64) {
 	}
 }
 
-// read reads the entries a previous run left, in order; an entry that
-// cannot be read is an error (its groups' state would be wrong).
+// read reads the entries a previous run left, in order. On error, unread
+// is what to do instead.
 func (l *stateLog) read(ctx context.Context, store storage.Client) (seqs []uint64, entries [][]byte, err error) {
 	bounds := []*storage.Operation{storage.GetOperation(stateLowKey), storage.GetOperation(stateNextKey)}
 	if err := store.Batch(ctx, bounds...); err != nil {
 		return nil, nil, err
 	}
-	low, err := decodeSeq("the state log's low mark", bounds[0].Value)
-	if err != nil {
+	if l.low, err = decodeSeq("the state log's low mark", bounds[0].Value); err != nil {
 		return nil, nil, err
 	}
 	if l.next, err = decodeSeq("the state log's next number", bounds[1].Value); err != nil {
 		return nil, nil, err
 	}
-	for from := low; from < l.next; from += replayChunk {
+	for from := l.low; from < l.next; from += replayChunk {
 		ops := make([]*storage.Operation, 0, replayChunk)
 		for seq := from; seq < min(from+replayChunk, l.next); seq++ {
 			ops = append(ops, storage.GetOperation(stateKey(seq)))
@@ -188,6 +197,22 @@ func (l *stateLog) read(ctx context.Context, store storage.Client) (seqs []uint6
 		}
 	}
 	return seqs, entries, nil
+}
+
+// unread gives up a log that could not be read: every number it may hold,
+// for the next checkpoint to delete. Numbers unknown (its bounds unread),
+// it starts again from 0: an entry written then replaces an old one of its
+// number, and one above the next number written is never read.
+func (l *stateLog) unread() []uint64 {
+	clear(l.live)
+	if l.next < l.low || l.next-l.low > 1<<24 {
+		l.low, l.next = 0, 0
+	}
+	seqs := make([]uint64, 0, l.next-l.low)
+	for seq := l.low; seq < l.next; seq++ {
+		seqs = append(seqs, seq)
+	}
+	return seqs
 }
 
 // applyStates brings a checkpoint's groups up to date with the state log's
@@ -268,4 +293,31 @@ func (w *worker[G]) changedStates() []byte {
 		states = append(states, st)
 	}
 	return encodeStates(cp.Fingerprint(), states)
+}
+
+// statesAfter is the entries numbered low or above: those written after the
+// checkpoint that records low.
+func statesAfter(low uint64, seqs []uint64, states [][]byte) [][]byte {
+	var after [][]byte
+	for i, seq := range seqs {
+		if seq >= low {
+			after = append(after, states[i])
+		}
+	}
+	return after
+}
+
+// markRestored marks every group a checkpoint restores, open or kept.
+func markRestored(d *decoded, h History) {
+	for i := range d.groups {
+		d.groups[i].history |= h
+	}
+	for i, data := range d.kept {
+		r := checkpoint.NewReader(data)
+		sg := decodeSaved(r, func(string) string { return "" }, checkpointVersion)
+		if r.End("") == nil {
+			sg.history |= h
+			d.kept[i] = appendSaved(nil, sg)
+		}
+	}
 }

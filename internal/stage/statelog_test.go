@@ -3,8 +3,13 @@
 package stage
 
 import (
+	"context"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/agentguard/agentguard/internal/checkpoint"
+	"github.com/agentguard/agentguard/internal/checkpoint/checkpointtest"
 )
 
 // A state entry reads back as written, each group where it was.
@@ -77,4 +82,69 @@ func FuzzDecodeStates(f *testing.F) {
 			t.Errorf("%x: %q %+v encoded and decoded again as %q %+v (%v)", data, fp, states, fp2, again, err)
 		}
 	})
+}
+
+// versionFiveCheckpoint is a checkpoint an older build wrote: group open,
+// no state log mark.
+func versionFiveCheckpoint(clock time.Time, open string) []byte {
+	cp := append([]byte(checkpointMagic), checkpoint.AppendUvarint(nil, 5)...)
+	cp = checkpoint.AppendBool(cp, false)
+	cp = checkpoint.AppendString(cp, "recorder")
+	cp = checkpoint.AppendVarint(cp, clock.UnixNano())
+	cp = checkpoint.AppendUvarint(cp, 1)
+	cp = appendSaved(cp, savedGroup{key: open, seen: clock.UnixNano(), state: checkpoint.AppendString(nil, open)})
+	return checkpoint.AppendUvarint(checkpoint.AppendUvarint(cp, 0), 0) // no kept, no forgotten groups
+}
+
+// putStates writes state entries as a run that crashed would have left them.
+func putStates(store *checkpointtest.Store, entries ...[]groupState) {
+	for i, e := range entries {
+		store.Put(stageID, stateKey(uint64(i)), encodeStates("recorder", e))
+	}
+	store.Put(stageID, stateNextKey, encodeSeq(uint64(len(entries))))
+}
+
+// State entries left by a run before a checkpoint an older build wrote (a
+// downgrade, then an upgrade) are not applied over it: it is newer than
+// them. The next checkpoint deletes them.
+func TestStatesAreNotAppliedOverAnOlderBuildsCheckpoint(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	store.Put(stageID, checkpointKey, versionFiveCheckpoint(clock, "a"))
+	putStates(store, []groupState{{key: "a", where: stateGone}, {key: "stale", where: stateOpen, saved: appendSaved(nil, savedGroup{key: "stale", state: checkpoint.AppendString(nil, "stale")})}})
+	r := newRecorder()
+	s := startWith(t, store, r, &clock, false)
+	if s.OpenGroups() != 1 {
+		t.Errorf("%d groups restored, want the checkpoint's one", s.OpenGroups())
+	}
+	feed(t, s, &clock, 1, "a")
+	if !r.marks["a"].Complete() {
+		t.Errorf("a %v, want complete: the checkpoint's group goes on", r.marks["a"])
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if v := store.Get(stageID, stateKey(0)); v != nil {
+		t.Error("the stale state entry outlived the next checkpoint")
+	}
+}
+
+// A state log that cannot be read: the checkpoint's groups are restored,
+// marked partial (turns judged after it may be missing from them).
+func TestAnUnreadableStateLogMarksTheRestoredGroups(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	s := startWith(t, store, newRecorder(), &clock, true)
+	feed(t, s, &clock, 0, "a")
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	store.Put(stageID, stateNextKey, []byte{1, 2, 3}) // damaged
+	r := newRecorder()
+	s2 := startWith(t, store, r, &clock, false)
+	defer s2.Shutdown(context.Background())
+	feed(t, s2, &clock, 1, "a")
+	if r.marks["a"] != HistoryPartial {
+		t.Errorf("a after a start with the state log unreadable: %v, want partial", r.marks["a"])
+	}
 }

@@ -318,13 +318,13 @@ func (w *worker[G]) countOutOfOrder(ctx context.Context, g *group[G], key string
 // end ends a group: its end-of-group verdicts go on its last event's span if
 // this batch still holds it, else on a verdict span.
 func (w *worker[G]) end(ctx context.Context, b *batch, key, reason string, now time.Time) {
+	w.change(key)
 	g, ok := w.groups.Remove(key)
 	if !ok {
 		if g, ok = w.wake(key, now); !ok {
 			return
 		}
 	}
-	w.change(key)
 	w.s.opened(-1)
 	if reason == endBound {
 		w.s.tel.GroupsEndedEarly.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrReason, reason)))
