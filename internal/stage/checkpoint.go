@@ -280,6 +280,7 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost b
 	s.states = newStateLog()
 	seqs, states, err := s.states.read(ctx, s.store)
 	statesLost := err != nil
+	s.checkpointAtStart = statesLost
 	if statesLost {
 		s.logger.Error("the state of the groups judged after the last checkpoint cannot be read: the groups are restored as the checkpoint holds them, their verdicts marked partial",
 			zap.Stringer("storage", id), zap.Error(err))
@@ -324,6 +325,7 @@ func (s *Stage[G]) restore(data []byte, seqs []uint64, states [][]byte, statesLo
 			return false, 0, err
 		}
 		states = statesAfter(d.stateLow, seqs, states)
+		s.checkpointAtStart = s.checkpointAtStart || d.stateLow == math.MaxUint64
 	}
 	if d.fingerprint != cp.Fingerprint() {
 		return false, 0, fmt.Errorf("it was written under another configuration (predicates, assertions, grouping or property changed: fingerprint %.12s, now %.12s)", d.fingerprint, cp.Fingerprint())

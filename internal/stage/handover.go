@@ -179,9 +179,11 @@ func (w *worker[G]) giveUp(ctx context.Context, cp Checkpointer[G], key string) 
 	// A turn of it that still comes here (sent before the router switched)
 	// starts a group marked partial.
 	w.forgotten.add(key, markRescale, time.Now())
-	// Written at once: restored here after a crash, it would have two holders.
+	// Written at once, with what the outbox holds (its groups' state must
+	// not be written before their spans are passed on): restored here after
+	// a crash, it would have two holders.
 	w.change(key)
-	w.writeChanges(ctx)
+	w.flush(ctx)
 	w.s.tel.GroupsHandedOver.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrDirection, directionOut)))
 	return saved
 }

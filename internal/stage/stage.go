@@ -116,9 +116,14 @@ type Stage[G any] struct {
 	states  *stateLog      // the state of groups judged since the checkpoint, in store
 	// subsumed is state entries the next checkpoint holds the effect of and
 	// deletes: read at start, or left by a checkpoint that failed. Under tickMu.
-	subsumed       []uint64
-	tier           Tier      // the other collectors, to take over groups from; nil alone
-	lastCheckpoint time.Time // under tickMu
+	subsumed []uint64
+	// checkpointAtStart: the checkpoint restored does not say where the
+	// state log's entries after it begin (an older build's, or the log could
+	// not be read), so a start writes one before judging anything: entries
+	// written before it would not be applied after a crash.
+	checkpointAtStart bool
+	tier              Tier      // the other collectors, to take over groups from; nil alone
+	lastCheckpoint    time.Time // under tickMu
 
 	startWorkers sync.Once
 	tickMu       sync.Mutex // one release by the clock (or Tick) at a time
@@ -222,6 +227,9 @@ func (s *Stage[G]) Start(ctx context.Context, host component.Host) error {
 	}
 	s.health.start(host)
 	s.ensureWorkers()
+	if s.checkpointAtStart {
+		s.checkpoint(ctx, s.now(), false)
+	}
 	s.clock.start(s.cfg.interval(), func() { s.tick(s.now(), false) })
 	return nil
 }

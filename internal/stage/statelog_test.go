@@ -4,9 +4,12 @@ package stage
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
 
 	"github.com/agentguard/agentguard/internal/checkpoint"
 	"github.com/agentguard/agentguard/internal/checkpoint/checkpointtest"
@@ -146,5 +149,50 @@ func TestAnUnreadableStateLogMarksTheRestoredGroups(t *testing.T) {
 	feed(t, s2, &clock, 1, "a")
 	if r.marks["a"] != HistoryPartial {
 		t.Errorf("a after a start with the state log unreadable: %v, want partial", r.marks["a"])
+	}
+}
+
+// The first start after an upgrade (an older build's checkpoint, which does
+// not say where the state log after it begins) checkpoints before judging:
+// a crash then loses nothing judged after the start.
+func TestACrashAfterAnUpgradeLosesNoJudgedTurn(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	store.Put(stageID, checkpointKey, versionFiveCheckpoint(clock, "a"))
+	cfg := storageConfig()
+	cfg.CheckpointEvery = time.Hour
+	s := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
+	feed(t, s, &clock, 2, "b")
+	// killed: no Shutdown, nothing more written.
+	r := newRecorder()
+	s2 := startOn(t, store, cfg, r, new(consumertest.TracesSink), &clock)
+	defer s2.Shutdown(context.Background())
+	if s2.OpenGroups() != 2 {
+		t.Errorf("%d groups restored, want a (the older build's checkpoint) and b (judged after the upgrade)", s2.OpenGroups())
+	}
+}
+
+// A state log whose bounds cannot be read starts again, and a checkpoint at
+// start records where: a crash then loses nothing judged after the start.
+func TestACrashAfterAnUnreadableStateLogLosesNoJudgedTurn(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	cfg := storageConfig()
+	cfg.CheckpointEvery, cfg.WarmUp = time.Hour, 0
+	s := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
+	for turn := range 5 {
+		feed(t, s, &clock, turn, fmt.Sprintf("old-%d", turn)) // entries 0 to 4
+	}
+	if err := s.Shutdown(context.Background()); err != nil { // a checkpoint: the log begins at 5
+		t.Fatal(err)
+	}
+	store.Put(stageID, stateNextKey, []byte{1, 2, 3}) // damaged
+	s2 := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
+	feed(t, s2, &clock, 6, "b")
+	// killed: no Shutdown, nothing more written.
+	s3 := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
+	defer s3.Shutdown(context.Background())
+	if s3.OpenGroups() != 6 {
+		t.Errorf("%d groups restored, want the 5 of the checkpoint and b", s3.OpenGroups())
 	}
 }
