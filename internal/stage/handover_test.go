@@ -227,3 +227,32 @@ func TestAGroupHandedOverStaysGoneThroughACrash(t *testing.T) {
 		t.Errorf("%d groups restored after the crash, want none: the conversation is the other member's", after.OpenGroups())
 	}
 }
+
+// A hand-over while the outbox holds spans judged (send_batch): their
+// groups' state is written only once they are passed on, so a crash then
+// judges none of them twice (replayed from the journal on top of a state
+// that already holds them).
+func TestAHandOverPassesTheOutboxOnFirst(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	cfg := storageConfig()
+	cfg.CheckpointEvery, cfg.WarmUp, cfg.Workers = time.Hour, 0, 1
+	cfg.SendBatch = SendBatch{Timeout: time.Hour}
+	a := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
+	b := member(t, newRecorder(), &clock, tierOf{other: a})
+	feed(t, a, &clock, 0, "stays")
+	feed(t, a, &clock, 1, "moved")
+	feed(t, b, &clock, 2, "moved")
+	if a.OpenGroups() != 1 {
+		t.Fatalf("%d groups open on the member that handed one over, want 1", a.OpenGroups())
+	}
+	// a killed: no Shutdown, nothing more written.
+	r := newRecorder()
+	after := startOn(t, store, cfg, r, new(consumertest.TracesSink), &clock)
+	defer after.Shutdown(context.Background())
+	clock = clock.Add(2 * time.Second)
+	after.Tick(clock)
+	if n := len(r.tools["stays"]); n != 0 {
+		t.Errorf("the turn of stays judged %d more time(s) after the crash, on top of its restored state", n)
+	}
+}
