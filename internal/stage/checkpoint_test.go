@@ -294,9 +294,9 @@ func TestOlderCheckpointsAreRead(t *testing.T) {
 func FuzzDecodeCheckpoint(f *testing.F) {
 	good := appendHeader(nil, header{fingerprint: "f"}, 1)
 	good = appendSaved(good, savedGroup{key: "k", service: "s", state: []byte{1}})
-	f.Add(checkpoint.AppendUvarint(checkpoint.AppendUvarint(bytes.Clone(good), 0), 0))
+	f.Add(checkpoint.AppendUvarint(checkpoint.AppendUvarint(checkpoint.AppendUvarint(bytes.Clone(good), 0), 0), 7))
 	withKept := checkpoint.AppendBytes(checkpoint.AppendUvarint(good, 1), appendSaved(nil, savedGroup{key: "p"}))
-	f.Add(appendForgotten(checkpoint.AppendUvarint(withKept, 1), forgottenKey{key: "g", reason: markRetention, when: 3}))
+	f.Add(checkpoint.AppendUvarint(appendForgotten(checkpoint.AppendUvarint(withKept, 1), forgottenKey{key: "g", reason: markRetention, when: 3}), 0))
 	f.Add([]byte(checkpointMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := decodeCheckpoint(data)
@@ -315,8 +315,9 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 		for _, f := range d.forgotten {
 			again = appendForgotten(again, f)
 		}
+		again = checkpoint.AppendUvarint(again, d.stateLow)
 		d2, err := decodeCheckpoint(again)
-		if err != nil || d2.header != d.header || len(d2.groups) != len(d.groups) || len(d2.kept) != len(d.kept) || !slices.Equal(d2.forgotten, d.forgotten) {
+		if err != nil || d2.header != d.header || len(d2.groups) != len(d.groups) || len(d2.kept) != len(d.kept) || !slices.Equal(d2.forgotten, d.forgotten) || d2.stateLow != d.stateLow {
 			t.Fatalf("re-encoded checkpoint does not decode the same: %v", err)
 		}
 	})
