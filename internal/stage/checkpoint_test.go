@@ -74,6 +74,16 @@ func startOn(t *testing.T, store *checkpointtest.Store, cfg Config, r Evaluator[
 	return s
 }
 
+// restartOn starts a stage of cfg, with a recorder of its own, on the store
+// a stopped or killed one left; it is shut down at the end of the test.
+func restartOn(t *testing.T, store *checkpointtest.Store, cfg Config, clock *time.Time) (*Stage[*recGroup], *recorder) {
+	t.Helper()
+	r := newRecorder()
+	s := startOn(t, store, cfg, r, new(consumertest.TracesSink), clock)
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	return s, r
+}
+
 // A shutdown checkpoints the open groups instead of ending them; the next
 // start restores them, unmarked, with no warm-up (nothing came after).
 func TestShutdownCheckpointRestoresEveryGroup(t *testing.T) {
@@ -90,9 +100,7 @@ func TestShutdownCheckpointRestoresEveryGroup(t *testing.T) {
 	if len(r.ended) != 0 {
 		t.Errorf("groups ended at a shutdown with storage: %v", r.ended)
 	}
-	r2 := newRecorder()
-	s2 := startWith(t, store, r2, &clock, false)
-	defer s2.Shutdown(context.Background())
+	s2, r2 := restartOn(t, store, storageConfig(), &clock)
 	if s2.OpenGroups() != 3 {
 		t.Fatalf("%d groups restored, want 3", s2.OpenGroups())
 	}
@@ -123,9 +131,7 @@ func TestCrashRestoresWhatWasJudged(t *testing.T) {
 	s.Tick(clock) // a checkpoint is due
 	feed(t, s, &clock, 2, "b")
 	// killed: no Shutdown, nothing more written.
-	r2 := newRecorder()
-	s2 := startWith(t, store, r2, &clock, false)
-	defer s2.Shutdown(context.Background())
+	s2, r2 := restartOn(t, store, storageConfig(), &clock)
 	if s2.OpenGroups() != 2 {
 		t.Fatalf("%d groups restored, want 2", s2.OpenGroups())
 	}
@@ -147,8 +153,7 @@ func TestCrashBeforeTheFirstCheckpoint(t *testing.T) {
 	feed(t, s, &clock, 2, "a")
 	feed(t, s, &clock, 3, "b")
 	// killed: no Shutdown, nothing more written.
-	r2 := newRecorder()
-	s2 := startWith(t, store, r2, &clock, false)
+	s2, r2 := restartOn(t, store, storageConfig(), &clock)
 	if s2.OpenGroups() != 2 {
 		t.Fatalf("%d groups restored from the state log, want 2", s2.OpenGroups())
 	}
@@ -195,8 +200,7 @@ func TestStorageThatCannotBeOpenedStartsWithout(t *testing.T) {
 	store := checkpointtest.NewStore()
 	store.OpenFail = errors.New("file size too small 5000")
 	clock := time.Unix(1_800_000_000, 0)
-	r := newRecorder()
-	s := startWith(t, store, r, &clock, false)
+	s, r := restartOn(t, store, storageConfig(), &clock)
 	feed(t, s, &clock, 0, "a")
 	if s.OpenGroups() != 1 || r.marks["a"] != HistoryPartial {
 		t.Errorf("%d groups, a %v: want one, marked partial", s.OpenGroups(), r.marks["a"])
@@ -347,9 +351,7 @@ func TestCheckpointWithAGroupTwiceRestoresNothing(t *testing.T) {
 	twice = checkpoint.AppendUvarint(checkpoint.AppendUvarint(twice, 0), 0) // no kept groups, none forgotten
 	store.Put(stageID, checkpointKey, twice)
 
-	r := newRecorder()
-	s2 := startWith(t, store, r, &clock, false)
-	defer s2.Shutdown(context.Background())
+	s2, r := restartOn(t, store, storageConfig(), &clock)
 	if n := s2.OpenGroups(); n != 0 {
 		t.Fatalf("%d groups restored from a checkpoint that cannot be, want 0", n)
 	}
@@ -372,9 +374,7 @@ func TestForgottenGroupsOutliveARestart(t *testing.T) {
 	if err := s.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	r := newRecorder()
-	s2 := startWith(t, store, r, &clock, false)
-	defer s2.Shutdown(context.Background())
+	s2, r := restartOn(t, store, storageConfig(), &clock)
 	feed(t, s2, &clock, 1, "gone")
 	feed(t, s2, &clock, 2, "new")
 	if r.marks["gone"] != HistoryPartial || r.marks["new"] != 0 {
@@ -428,9 +428,7 @@ func TestAGroupEndedAfterTheCheckpointStaysEndedThroughACrash(t *testing.T) {
 	clock = clock.Add(15 * time.Second)
 	s.Tick(clock) // ended idle, not kept: forgotten; no checkpoint is due
 	// killed: no Shutdown, nothing more written.
-	r2 := newRecorder()
-	s2 := startWith(t, store, r2, &clock, false)
-	defer s2.Shutdown(context.Background())
+	s2, r2 := restartOn(t, store, storageConfig(), &clock)
 	if s2.OpenGroups() != 0 {
 		t.Errorf("%d groups open after the crash, want none", s2.OpenGroups())
 	}

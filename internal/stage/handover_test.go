@@ -221,8 +221,7 @@ func TestAGroupHandedOverStaysGoneThroughACrash(t *testing.T) {
 		t.Fatalf("%d groups open on the member that handed it over", a.OpenGroups())
 	}
 	// a killed: no Shutdown, nothing more written.
-	after := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
-	defer after.Shutdown(context.Background())
+	after, _ := restartOn(t, store, cfg, &clock)
 	if after.OpenGroups() != 0 {
 		t.Errorf("%d groups restored after the crash, want none: the conversation is the other member's", after.OpenGroups())
 	}
@@ -247,9 +246,7 @@ func TestAHandOverPassesTheOutboxOnFirst(t *testing.T) {
 		t.Fatalf("%d groups open on the member that handed one over, want 1", a.OpenGroups())
 	}
 	// a killed: no Shutdown, nothing more written.
-	r := newRecorder()
-	after := startOn(t, store, cfg, r, new(consumertest.TracesSink), &clock)
-	defer after.Shutdown(context.Background())
+	after, r := restartOn(t, store, cfg, &clock)
 	clock = clock.Add(2 * time.Second)
 	after.Tick(clock)
 	if n := len(r.tools["stays"]); n != 0 {

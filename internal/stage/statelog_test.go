@@ -115,8 +115,7 @@ func TestStatesAreNotAppliedOverAnOlderBuildsCheckpoint(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
 	store.Put(stageID, checkpointKey, versionFiveCheckpoint(clock, "a"))
 	putStates(store, []groupState{{key: "a", where: stateGone}, {key: "stale", where: stateOpen, saved: appendSaved(nil, savedGroup{key: "stale", state: checkpoint.AppendString(nil, "stale")})}})
-	r := newRecorder()
-	s := startWith(t, store, r, &clock, false)
+	s, r := restartOn(t, store, storageConfig(), &clock)
 	if s.OpenGroups() != 1 {
 		t.Errorf("%d groups restored, want the checkpoint's one", s.OpenGroups())
 	}
@@ -143,9 +142,7 @@ func TestAnUnreadableStateLogMarksTheRestoredGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.Put(stageID, stateNextKey, []byte{1, 2, 3}) // damaged
-	r := newRecorder()
-	s2 := startWith(t, store, r, &clock, false)
-	defer s2.Shutdown(context.Background())
+	s2, r := restartOn(t, store, storageConfig(), &clock)
 	feed(t, s2, &clock, 1, "a")
 	if r.marks["a"] != HistoryPartial {
 		t.Errorf("a after a start with the state log unreadable: %v, want partial", r.marks["a"])
@@ -164,9 +161,7 @@ func TestACrashAfterAnUpgradeLosesNoJudgedTurn(t *testing.T) {
 	s := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
 	feed(t, s, &clock, 2, "b")
 	// killed: no Shutdown, nothing more written.
-	r := newRecorder()
-	s2 := startOn(t, store, cfg, r, new(consumertest.TracesSink), &clock)
-	defer s2.Shutdown(context.Background())
+	s2, _ := restartOn(t, store, cfg, &clock)
 	if s2.OpenGroups() != 2 {
 		t.Errorf("%d groups restored, want a (the older build's checkpoint) and b (judged after the upgrade)", s2.OpenGroups())
 	}
@@ -190,8 +185,7 @@ func TestACrashAfterAnUnreadableStateLogLosesNoJudgedTurn(t *testing.T) {
 	s2 := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
 	feed(t, s2, &clock, 6, "b")
 	// killed: no Shutdown, nothing more written.
-	s3 := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
-	defer s3.Shutdown(context.Background())
+	s3, _ := restartOn(t, store, cfg, &clock)
 	if s3.OpenGroups() != 6 {
 		t.Errorf("%d groups restored, want the 5 of the checkpoint and b", s3.OpenGroups())
 	}
