@@ -74,9 +74,14 @@ type Answer struct {
 // Reason is why an answer is not a plain allow: one assertion, or one
 // probguard processor.
 type Reason struct {
-	Processor   string   `json:"processor"`
-	Assertion   string   `json:"assertion,omitempty"`
-	PSafe       *float64 `json:"p_safe,omitempty"`
+	Processor string   `json:"processor"`
+	Assertion string   `json:"assertion,omitempty"`
+	PSafe     *float64 `json:"p_safe,omitempty"`
+	// PSafeLow and PSafeHigh are P_safe's credible interval, where the
+	// processor estimates one; with decide_on: lower_bound, PSafeLow is
+	// what was compared with Threshold.
+	PSafeLow    *float64 `json:"p_safe_low,omitempty"`
+	PSafeHigh   *float64 `json:"p_safe_high,omitempty"`
 	Threshold   *float64 `json:"threshold,omitempty"`
 	Effect      string   `json:"effect"`
 	Explanation string   `json:"explanation"`

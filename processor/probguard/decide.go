@@ -4,6 +4,7 @@ package probguard
 
 import (
 	"context"
+	"math"
 
 	"github.com/agentguard/agentguard/extension/riskendpoint"
 	"github.com/agentguard/agentguard/internal/core/assertion"
@@ -49,6 +50,10 @@ func (p *probProcessor) answer(h stage.Hypothesis[*group]) riskendpoint.Answer {
 	if d.Violation || d.Known {
 		ps, theta := d.PSafe, p.cfg.Threshold
 		r.PSafe, r.Threshold = &ps, &theta
+		if !math.IsNaN(d.PSafeLow) {
+			low, high := d.PSafeLow, d.PSafeHigh
+			r.PSafeLow, r.PSafeHigh = &low, &high
+		}
 	}
 	ans.Reasons = append(ans.Reasons, r)
 	return ans

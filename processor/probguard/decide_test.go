@@ -106,3 +106,29 @@ func TestDecisionOnTheFirstActionOfANewGroup(t *testing.T) {
 		t.Errorf("a first look: %+v, want scored in the initial state", d)
 	}
 }
+
+// With uncertainty, a reason gives P_safe's credible interval too; deciding
+// on its lower bound, that bound is what fell below θ.
+func TestDecisionReasonGivesTheInterval(t *testing.T) {
+	ext, url := riskendpointtest.Start(t)
+	id := component.MustNewID("riskendpoint")
+	cfg := stoveConfig(t)
+	cfg.RiskEndpoint, cfg.Enforce = &id, "deny"
+	cfg.Uncertainty.Samples, cfg.DecideOn = 200, "lower_bound"
+	p := createUnstarted(t, cfg, nopSettings())
+	if err := p.Start(context.Background(), hostWith{id: ext}); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	td := fixtures.StoveTrace(0, "", fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"})
+	group := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String()
+	feed(t, p, td)
+	d := decision(t, url, group, `{"action": {"tool": "stir"}}`)
+	if len(d.Reasons) != 1 {
+		t.Fatalf("turning the stove on: %+v, want one reason", d)
+	}
+	r := d.Reasons[0]
+	if r.PSafeLow == nil || r.PSafeHigh == nil || r.PSafe == nil || !(*r.PSafeLow <= *r.PSafe && *r.PSafe <= *r.PSafeHigh) || *r.PSafeLow >= *r.Threshold {
+		t.Errorf("reason %+v: want p_safe_low ≤ p_safe ≤ p_safe_high, the low below θ", r)
+	}
+}
