@@ -296,6 +296,7 @@ func (e *endpoint) decide(ctx context.Context, q Question, names []string, ds []
 	if open {
 		resp.Group = &group
 	} else if !resp.Stale {
+		resp.Event = 1 // the first of the group its span will open
 		resp.Reasons = append(resp.Reasons, Reason{Processor: strings.Join(names, ", "), Effect: e.cfg.OnUnknown,
 			Explanation: fmt.Sprintf("no processor holds group %q: it was not seen, or it ended; on_unknown is %s", group, e.cfg.OnUnknown)})
 	}
