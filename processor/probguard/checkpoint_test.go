@@ -4,6 +4,7 @@ package probguard
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -50,5 +51,34 @@ func TestCheckpointContinuesTheConversation(t *testing.T) {
 	}
 	if _, err := p2.RestoreState("c1", saved[:len(saved)-1]); err == nil {
 		t.Error("a truncated state was accepted")
+	}
+}
+
+// Killed after scoring a turn and before any checkpoint, the next start
+// restores the conversation from the state written with its spans.
+func TestAKillBeforeAnyCheckpointLosesNoScoredTurn(t *testing.T) {
+	storageID := component.MustNewIDWithName("file_storage", "x")
+	store := checkpointtest.NewStore()
+	start := func() *probProcessor {
+		cfg := stoveConfig(t)
+		cfg.GroupBy, cfg.Storage, cfg.CheckpointInterval = "conversation", &storageID, time.Hour
+		cfg.WarmUp = new(time.Duration)
+		p, err := NewFactory().CreateTraces(context.Background(), nopSettings(), cfg, consumertest.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Start(context.Background(), store.Host(storageID)); err != nil {
+			t.Fatal(err)
+		}
+		return p.(*probProcessor)
+	}
+	p := start()
+	feed(t, p, fixtures.StoveTrace(0, "c1", fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"}))
+	// killed: no Shutdown; its goroutines stop at the end of the test.
+	defer func() { store.Fail = errors.New("the killed collector writes nothing"); shutdown(t, p) }()
+	p2 := start()
+	defer shutdown(t, p2)
+	if p2.OpenGroups() != 1 {
+		t.Fatalf("%d groups restored, want c1", p2.OpenGroups())
 	}
 }
