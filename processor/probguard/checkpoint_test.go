@@ -16,25 +16,33 @@ import (
 	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
+// startOnStore starts the stove configuration grouped by conversation on
+// the store, checkpointing every interval (0: the default).
+func startOnStore(t *testing.T, store *checkpointtest.Store, interval time.Duration) *probProcessor {
+	t.Helper()
+	storageID := component.MustNewIDWithName("file_storage", "x")
+	cfg := stoveConfig(t)
+	cfg.GroupBy, cfg.Storage = "conversation", &storageID
+	if interval > 0 {
+		cfg.CheckpointInterval = interval
+	}
+	cfg.WarmUp = new(time.Duration)
+	p, err := NewFactory().CreateTraces(context.Background(), nopSettings(), cfg, consumertest.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), store.Host(storageID)); err != nil {
+		t.Fatal(err)
+	}
+	return p.(*probProcessor)
+}
+
 // A conversation open at a shutdown with storage is restored at the next
 // start; a group's state (its run, its path through learning, its events)
 // round-trips, and a truncated one is refused.
 func TestCheckpointContinuesTheConversation(t *testing.T) {
-	storageID := component.MustNewIDWithName("file_storage", "x")
 	store := checkpointtest.NewStore()
-	start := func() *probProcessor {
-		cfg := stoveConfig(t)
-		cfg.GroupBy, cfg.Storage = "conversation", &storageID
-		cfg.WarmUp = new(time.Duration)
-		p, err := NewFactory().CreateTraces(context.Background(), nopSettings(), cfg, consumertest.NewNop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Start(context.Background(), store.Host(storageID)); err != nil {
-			t.Fatal(err)
-		}
-		return p.(*probProcessor)
-	}
+	start := func() *probProcessor { return startOnStore(t, store, 0) }
 	p := start()
 	feed(t, p, fixtures.StoveTrace(0, "c1", fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"}))
 	shutdown(t, p)
@@ -57,21 +65,8 @@ func TestCheckpointContinuesTheConversation(t *testing.T) {
 // Killed after scoring a turn and before any checkpoint, the next start
 // restores the conversation from the state written with its spans.
 func TestAKillBeforeAnyCheckpointLosesNoScoredTurn(t *testing.T) {
-	storageID := component.MustNewIDWithName("file_storage", "x")
 	store := checkpointtest.NewStore()
-	start := func() *probProcessor {
-		cfg := stoveConfig(t)
-		cfg.GroupBy, cfg.Storage, cfg.CheckpointInterval = "conversation", &storageID, time.Hour
-		cfg.WarmUp = new(time.Duration)
-		p, err := NewFactory().CreateTraces(context.Background(), nopSettings(), cfg, consumertest.NewNop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Start(context.Background(), store.Host(storageID)); err != nil {
-			t.Fatal(err)
-		}
-		return p.(*probProcessor)
-	}
+	start := func() *probProcessor { return startOnStore(t, store, time.Hour) }
 	p := start()
 	feed(t, p, fixtures.StoveTrace(0, "c1", fixtures.ToolCall{Tool: "look"}, fixtures.ToolCall{Tool: "turn_on_stove"}))
 	// killed: no Shutdown; its goroutines stop at the end of the test.
