@@ -117,13 +117,18 @@ func putReasons(s pcommon.Slice, reasons []riskendpoint.Reason) {
 		if r.Assertion != "" {
 			m.PutStr("assertion", r.Assertion)
 		}
-		if r.PSafe != nil {
-			m.PutDouble("p_safe", *r.PSafe)
-		}
-		if r.Threshold != nil {
-			m.PutDouble("threshold", *r.Threshold)
-		}
+		putDouble(m, "p_safe", r.PSafe)
+		putDouble(m, "p_safe_low", r.PSafeLow)
+		putDouble(m, "p_safe_high", r.PSafeHigh)
+		putDouble(m, "threshold", r.Threshold)
 		m.PutStr("effect", r.Effect)
 		m.PutStr("explanation", r.Explanation)
+	}
+}
+
+// putDouble puts v at key, if there is one.
+func putDouble(m pcommon.Map, key string, v *float64) {
+	if v != nil {
+		m.PutDouble(key, *v)
 	}
 }

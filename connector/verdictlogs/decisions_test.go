@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/agentguard/agentguard/connector/verdictlogs/internal/metadata"
 	"github.com/agentguard/agentguard/extension/riskendpoint"
@@ -91,5 +92,21 @@ func TestDecisionsNeedsARiskEndpoint(t *testing.T) {
 		if err := c.Start(context.Background(), host); err == nil || !strings.HasPrefix(err.Error(), "decisions:") {
 			t.Errorf("start: %v, want an error about decisions", err)
 		}
+	}
+}
+
+// A probguard reason keeps its numbers in the record: P_safe, its interval
+// where there is one, and θ.
+func TestReasonsKeepTheirNumbers(t *testing.T) {
+	low, ps, high, theta := 0.6, 0.75, 0.85, 0.7
+	s := pcommon.NewSlice()
+	putReasons(s, []riskendpoint.Reason{{Processor: "probguard", PSafe: &ps, PSafeLow: &low, PSafeHigh: &high, Threshold: &theta, Effect: "warn"},
+		{Processor: "probguard", PSafe: &ps, Threshold: &theta, Effect: "warn"}})
+	with, without := s.At(0).Map().AsRaw(), s.At(1).Map().AsRaw()
+	if with["p_safe_low"] != low || with["p_safe"] != ps || with["p_safe_high"] != high || with["threshold"] != theta {
+		t.Errorf("with an interval: %v", with)
+	}
+	if _, ok := without["p_safe_low"]; ok || without["p_safe"] != ps {
+		t.Errorf("without one: %v", without)
 	}
 }

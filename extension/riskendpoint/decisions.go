@@ -59,9 +59,12 @@ type Question struct {
 
 // Answer is one processor's answer.
 type Answer struct {
-	// Open is whether the processor holds the group; if not, it has no
-	// reasons.
+	// Open is whether the processor holds the group.
 	Open bool
+	// New: it does not, and judged the action as the first events of the
+	// group the action's span will open (a processor judging spans as they
+	// arrive); one that does not has no reasons for a group it does not hold.
+	New bool
 	// Events is how many events the group has had.
 	Events int
 	// History is the group's agentguard.history mark, "" when complete.
@@ -246,7 +249,7 @@ func (e *endpoint) heldNowhere(group string, here DecisionResponse, failed []str
 	if len(failed) > 0 {
 		// A peer that gave no answer may hold the group with its history:
 		// here's answer, as a new group's, does not count; on_stale decides.
-		here.Stale = true
+		here.Stale, here.Event = true, 0
 		here.Reasons = []Reason{{Processor: "peers", Effect: e.cfg.OnStale,
 			Explanation: fmt.Sprintf("no processor here holds group %q and %d of %d peers gave no answer (%s); on_stale is %s",
 				group, len(failed), len(e.cfg.Peers), strings.Join(failed, "; "), e.cfg.OnStale)}}
@@ -270,7 +273,7 @@ func (e *endpoint) decide(ctx context.Context, q Question, names []string, ds []
 	}
 	wg.Wait()
 	resp := DecisionResponse{Decision: Allow, Reasons: []Reason{}, Matched: []string{}}
-	open := false
+	open, judgedNew := false, false
 	for i, a := range answers {
 		if errs[i] != nil {
 			resp.Stale = true
@@ -284,6 +287,7 @@ func (e *endpoint) decide(ctx context.Context, q Question, names []string, ds []
 			open = true
 			resp.Event = max(resp.Event, a.Events+1)
 		}
+		judgedNew = judgedNew || a.New
 		resp.History = worseHistory(resp.History, a.History)
 		resp.Reasons = append(resp.Reasons, a.Reasons...)
 		for _, m := range a.Matched {
@@ -296,7 +300,9 @@ func (e *endpoint) decide(ctx context.Context, q Question, names []string, ds []
 	if open {
 		resp.Group = &group
 	} else if !resp.Stale {
-		resp.Event = 1 // the first of the group its span will open
+		if judgedNew {
+			resp.Event = 1 // the first of the group its span will open
+		}
 		resp.Reasons = append(resp.Reasons, Reason{Processor: strings.Join(names, ", "), Effect: e.cfg.OnUnknown,
 			Explanation: fmt.Sprintf("no processor holds group %q: it was not seen, or it ended; on_unknown is %s", group, e.cfg.OnUnknown)})
 	}

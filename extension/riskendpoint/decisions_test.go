@@ -90,9 +90,9 @@ func TestDecisionJoinsTheProcessorsAnswers(t *testing.T) {
 }
 
 // An action no predicate reads is allowed, with nothing matched; a group
-// no processor holds is allowed with a null group, the reason and event 1
-// (the first of the group the action's span will open), or denied under
-// on_unknown: deny.
+// no processor holds is allowed with a null group and the reason, or
+// denied under on_unknown: deny; its event is 1 (the first of the group the
+// action's span will open) only when a processor judged it so.
 func TestDecisionOnNothingAndOnUnknownGroups(t *testing.T) {
 	for _, onUnknown := range []string{Allow, Deny} {
 		e, url := startDecisions(t, func(c *Config) { c.OnUnknown = onUnknown })
@@ -106,9 +106,15 @@ func TestDecisionOnNothingAndOnUnknownGroups(t *testing.T) {
 			t.Errorf("arguments asked as %q", args.Str())
 		}
 		unregister()
+		judgedNew := &recordingDecider{answer: Answer{New: true}}
+		unregister = e.Register("temporalcheck", judgedNew)
+		if _, d, raw := post(t, url+"/v1/groups/g/decisions", `{"action": {"tool": "get_weather"}}`); d.Event != 1 || d.Group != nil {
+			t.Errorf("judged as a new group's first event: %s, want event 1", raw)
+		}
+		unregister()
 		defer e.Register("temporalcheck", &recordingDecider{})()
 		status, d, raw = post(t, url+"/v1/groups/g/decisions", `{"action": {"tool": "get_weather"}}`)
-		if status != http.StatusOK || d.Decision != onUnknown || d.Group != nil || !strings.Contains(raw, `"group":null`) || d.Event != 1 ||
+		if status != http.StatusOK || d.Decision != onUnknown || d.Group != nil || !strings.Contains(raw, `"group":null`) || d.Event != 0 ||
 			len(d.Reasons) != 1 || !strings.Contains(d.Reasons[0].Explanation, `no processor holds group "g"`) {
 			t.Errorf("on_unknown %s: %d %s", onUnknown, status, raw)
 		}

@@ -29,7 +29,7 @@ func (p *probProcessor) Decide(ctx context.Context, q riskendpoint.Question) (ri
 }
 
 func (p *probProcessor) answer(h stage.Hypothesis[*group]) riskendpoint.Answer {
-	ans := riskendpoint.Answer{Open: h.Open, History: h.History.String(), Matched: h.Matched}
+	ans := riskendpoint.Answer{Open: h.Open, New: !h.Open && h.Fresh, History: h.History.String(), Matched: h.Matched}
 	served := p.served.Load()
 	if len(h.Events) == 0 || served == nil || (!h.Open && !h.Fresh) {
 		return ans

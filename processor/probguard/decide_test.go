@@ -97,7 +97,7 @@ func TestDecisionOnTheFirstActionOfANewGroup(t *testing.T) {
 		`{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},` +
 		`{"key": "gen_ai.tool.name", "value": {"stringValue": "turn_on_stove"}},` +
 		`{"key": "env.fork_on_burner", "value": {"boolValue": true}}]}}}`
-	if d := decision(t, url, "never-seen", lightWithFork); d.Decision != riskendpoint.Deny || d.Group != nil ||
+	if d := decision(t, url, "never-seen", lightWithFork); d.Decision != riskendpoint.Deny || d.Group != nil || d.Event != 1 ||
 		len(d.Reasons) < 1 || d.Reasons[0].PSafe == nil || *d.Reasons[0].PSafe != 0 {
 		t.Errorf("the burner lit with the fork on it, first: %+v", d)
 	}

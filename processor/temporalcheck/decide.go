@@ -77,7 +77,7 @@ func (p *temporalProcessor) Decide(ctx context.Context, q riskendpoint.Question)
 }
 
 func (p *temporalProcessor) answer(group string, h stage.Hypothesis[*assertion.Group]) riskendpoint.Answer {
-	ans := riskendpoint.Answer{Open: h.Open, History: h.History.String(), Matched: h.Matched}
+	ans := riskendpoint.Answer{Open: h.Open, New: !h.Open && h.Fresh, History: h.History.String(), Matched: h.Matched}
 	if len(h.Events) == 0 || (!h.Open && !h.Fresh) {
 		return ans
 	}

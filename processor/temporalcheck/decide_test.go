@@ -475,7 +475,7 @@ func TestDecisionOnAGroupNotOpenWhenComplete(t *testing.T) {
 	pred, never := neverDropTable()
 	_, _, _, url := askerWith(t, JudgeWhenComplete, pred, never)
 	d := ask(t, url, "fresh", `{"action": {"tool": "drop_table"}}`)
-	if d.Decision != riskendpoint.Allow || d.Group != nil || len(d.Reasons) != 1 || !strings.Contains(d.Reasons[0].Explanation, "on_unknown") {
+	if d.Decision != riskendpoint.Allow || d.Group != nil || d.Event != 0 || len(d.Reasons) != 1 || !strings.Contains(d.Reasons[0].Explanation, "on_unknown") {
 		t.Errorf("drop_table for a group not open, judged when complete: %+v, want on_unknown (allow) alone", d)
 	}
 }
