@@ -302,6 +302,7 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost b
 	}
 	clean, n, err := s.restore(data, seqs, states, statesLost)
 	if err != nil {
+		s.checkpointAtStart = true // the next start must not find it again, without this run's entries
 		s.logger.Error("the checkpoint in storage cannot be restored: starting without it; its conversations' verdicts are marked partial in the warm-up",
 			zap.Stringer("storage", id), zap.Int("bytes", len(data)), zap.Error(err))
 		return true, nil
@@ -340,6 +341,7 @@ func (s *Stage[G]) restore(data []byte, seqs []uint64, states [][]byte, statesLo
 		if err := applyStates(&d, states, cp.Fingerprint()); err != nil {
 			s.logger.Error("the state of the groups judged after the checkpoint cannot be restored: they are restored as the checkpoint holds them, their verdicts marked partial", zap.Error(err))
 			markRestored(&d, HistoryPartial)
+			s.checkpointAtStart = true
 		}
 	}
 	h, saved, kept := d.header, d.groups, d.kept

@@ -70,18 +70,17 @@ func startOn(t *testing.T, store *checkpointtest.Store, cfg Config, r Evaluator[
 	if err := s.Start(context.Background(), store.Host(storageID)); err != nil {
 		t.Fatal(err)
 	}
-	s.clock.halt() // the test's Tick is the only clock
+	s.clock.halt()                                             // the test's Tick is the only clock
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) }) // a stage the test killed too
 	return s
 }
 
 // restartOn starts a stage of cfg, with a recorder of its own, on the store
-// a stopped or killed one left; it is shut down at the end of the test.
+// a stopped or killed one left.
 func restartOn(t *testing.T, store *checkpointtest.Store, cfg Config, clock *time.Time) (*Stage[*recGroup], *recorder) {
 	t.Helper()
 	r := newRecorder()
-	s := startOn(t, store, cfg, r, new(consumertest.TracesSink), clock)
-	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
-	return s, r
+	return startOn(t, store, cfg, r, new(consumertest.TracesSink), clock), r
 }
 
 // A shutdown checkpoints the open groups instead of ending them; the next

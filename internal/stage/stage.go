@@ -117,10 +117,11 @@ type Stage[G any] struct {
 	// subsumed is state entries the next checkpoint holds the effect of and
 	// deletes: read at start, or left by a checkpoint that failed. Under tickMu.
 	subsumed []uint64
-	// checkpointAtStart: the checkpoint restored does not say where the
-	// state log's entries after it begin (an older build's, or the log could
-	// not be read), so a start writes one before judging anything: entries
-	// written before it would not be applied after a crash.
+	// checkpointAtStart: the checkpoint in storage does not say where the
+	// state log's entries after it begin (an older build's, the log could
+	// not be read or applied, or the checkpoint cannot be restored), so a
+	// start writes one once the workers run: entries written before it
+	// would not be applied after a crash.
 	checkpointAtStart bool
 	tier              Tier      // the other collectors, to take over groups from; nil alone
 	lastCheckpoint    time.Time // under tickMu

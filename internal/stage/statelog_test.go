@@ -190,3 +190,21 @@ func TestACrashAfterAnUnreadableStateLogLosesNoJudgedTurn(t *testing.T) {
 		t.Errorf("%d groups restored, want the 5 of the checkpoint and b", s3.OpenGroups())
 	}
 }
+
+// A checkpoint that cannot be restored (another configuration's) is
+// replaced at start: a crash then loses nothing judged after the start.
+func TestACrashAfterAnUnrestorableCheckpointLosesNoJudgedTurn(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	other := appendHeader(nil, header{clean: true, fingerprint: "another configuration", written: clock}, 0)
+	store.Put(stageID, checkpointKey, checkpoint.AppendUvarint(checkpoint.AppendUvarint(checkpoint.AppendUvarint(other, 0), 0), 0))
+	cfg := storageConfig()
+	cfg.CheckpointEvery = time.Hour
+	s := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
+	feed(t, s, &clock, 2, "b")
+	// killed: no Shutdown, nothing more written.
+	s2, _ := restartOn(t, store, cfg, &clock)
+	if s2.OpenGroups() != 1 {
+		t.Errorf("%d groups restored, want b (judged after the start)", s2.OpenGroups())
+	}
+}
