@@ -158,46 +158,63 @@ func (j *journal) low() uint64 {
 // to take; an entry that cannot be decoded is reported to damaged and
 // deleted. It runs at start, before any span comes in.
 func (j *journal) replay(ctx context.Context, take func(seq uint64, td ptrace.Traces), damaged func(seq uint64, err error)) error {
-	bounds := []*storage.Operation{storage.GetOperation(journalLowKey), storage.GetOperation(journalNextKey)}
-	if err := j.store.Batch(ctx, bounds...); err != nil {
-		return err
-	}
-	low, err := decodeSeq("the journal's low mark", bounds[0].Value)
-	if err != nil {
-		return err
-	}
-	next, err := decodeSeq("the journal's next number", bounds[1].Value)
-	if err != nil {
-		return err
-	}
-	j.next = next
 	var u ptrace.ProtoUnmarshaler
+	log := numberedLog{name: "the journal", lowKey: journalLowKey, nextKey: journalNextKey, key: journalKey}
+	_, next, err := log.read(ctx, j.store, func(seq uint64, value []byte) error {
+		td, err := u.UnmarshalTraces(value)
+		if err != nil {
+			damaged(seq, err)
+			return j.store.Delete(ctx, journalKey(seq))
+		}
+		j.live[seq] = struct{}{}
+		take(seq, td)
+		return nil
+	})
+	j.next = next
+	return err
+}
+
+// numberedLog is a log of numbered entries in a storage client, which
+// cannot list its keys: each entry's key, and the keys holding the lowest
+// number still held and the number to come.
+type numberedLog struct {
+	name            string // for errors
+	lowKey, nextKey string
+	key             func(seq uint64) string
+}
+
+// read reads the log's bounds, then the entries between them in order,
+// handing each present to each; it returns the bounds as far as they were
+// read.
+func (n numberedLog) read(ctx context.Context, store storage.Client, each func(seq uint64, value []byte) error) (low, next uint64, err error) {
+	bounds := []*storage.Operation{storage.GetOperation(n.lowKey), storage.GetOperation(n.nextKey)}
+	if err := store.Batch(ctx, bounds...); err != nil {
+		return 0, 0, err
+	}
+	if low, err = decodeSeq(n.name+"'s low mark", bounds[0].Value); err != nil {
+		return low, 0, err
+	}
+	if next, err = decodeSeq(n.name+"'s next number", bounds[1].Value); err != nil {
+		return low, 0, err
+	}
 	for from := low; from < next; from += replayChunk {
 		ops := make([]*storage.Operation, 0, replayChunk)
 		for seq := from; seq < min(from+replayChunk, next); seq++ {
-			ops = append(ops, storage.GetOperation(journalKey(seq)))
+			ops = append(ops, storage.GetOperation(n.key(seq)))
 		}
-		if err := j.store.Batch(ctx, ops...); err != nil {
-			return err
+		if err := store.Batch(ctx, ops...); err != nil {
+			return low, next, err
 		}
 		for i, op := range ops {
 			if op.Value == nil {
 				continue
 			}
-			seq := from + uint64(i)
-			td, err := u.UnmarshalTraces(op.Value)
-			if err != nil {
-				damaged(seq, err)
-				if err := j.store.Delete(ctx, op.Key); err != nil {
-					return err
-				}
-				continue
+			if err := each(from+uint64(i), op.Value); err != nil {
+				return low, next, err
 			}
-			j.live[seq] = struct{}{}
-			take(seq, td)
 		}
 	}
-	return nil
+	return low, next, nil
 }
 
 // entriesByShard files a batch's journal entries by the shard of their

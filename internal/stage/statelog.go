@@ -170,31 +170,14 @@ func (l *stateLog) dropped(seqs []uint64) {
 // read reads the entries a previous run left, in order. On error, unread
 // is what to do instead.
 func (l *stateLog) read(ctx context.Context, store storage.Client) (seqs []uint64, entries [][]byte, err error) {
-	bounds := []*storage.Operation{storage.GetOperation(stateLowKey), storage.GetOperation(stateNextKey)}
-	if err := store.Batch(ctx, bounds...); err != nil {
+	log := numberedLog{name: "the state log", lowKey: stateLowKey, nextKey: stateNextKey, key: stateKey}
+	l.low, l.next, err = log.read(ctx, store, func(seq uint64, value []byte) error {
+		seqs, entries = append(seqs, seq), append(entries, value)
+		l.live[seq] = struct{}{}
+		return nil
+	})
+	if err != nil {
 		return nil, nil, err
-	}
-	if l.low, err = decodeSeq("the state log's low mark", bounds[0].Value); err != nil {
-		return nil, nil, err
-	}
-	if l.next, err = decodeSeq("the state log's next number", bounds[1].Value); err != nil {
-		return nil, nil, err
-	}
-	for from := l.low; from < l.next; from += replayChunk {
-		ops := make([]*storage.Operation, 0, replayChunk)
-		for seq := from; seq < min(from+replayChunk, l.next); seq++ {
-			ops = append(ops, storage.GetOperation(stateKey(seq)))
-		}
-		if err := store.Batch(ctx, ops...); err != nil {
-			return nil, nil, err
-		}
-		for i, op := range ops {
-			if op.Value != nil {
-				seqs = append(seqs, from+uint64(i))
-				entries = append(entries, op.Value)
-				l.live[from+uint64(i)] = struct{}{}
-			}
-		}
 	}
 	return seqs, entries, nil
 }
@@ -241,20 +224,17 @@ func applyStates(d *decoded, entries [][]byte, fp string) error {
 	}
 	d.groups = slices.DeleteFunc(d.groups, func(g savedGroup) bool { _, ok := latest[g.key]; return ok })
 	d.forgotten = slices.DeleteFunc(d.forgotten, func(f forgottenKey) bool { _, ok := latest[f.key]; return ok })
-	var kept [][]byte
-	for _, data := range d.kept {
-		r := checkpoint.NewReader(data)
-		if _, ok := latest[decodeSaved(r, func(string) string { return "" }, checkpointVersion).key]; !ok || r.Err() != nil {
-			kept = append(kept, data)
-		}
-	}
-	d.kept = kept
+	d.kept = slices.DeleteFunc(d.kept, func(data []byte) bool {
+		sg, err := savedForm(data)
+		_, ok := latest[sg.key]
+		return ok && err == nil
+	})
 	for _, key := range order {
 		st := latest[key]
 		switch st.where {
 		case stateOpen:
-			r := checkpoint.NewReader(st.saved)
-			d.groups = append(d.groups, decodeSaved(r, func(string) string { return "" }, checkpointVersion))
+			sg, _ := savedForm(st.saved) // decodeStates read it whole
+			d.groups = append(d.groups, sg)
 		case stateKept:
 			d.kept = append(d.kept, st.saved)
 		case stateForgotten:
@@ -313,11 +293,16 @@ func markRestored(d *decoded, h History) {
 		d.groups[i].history |= h
 	}
 	for i, data := range d.kept {
-		r := checkpoint.NewReader(data)
-		sg := decodeSaved(r, func(string) string { return "" }, checkpointVersion)
-		if r.End("") == nil {
+		if sg, err := savedForm(data); err == nil {
 			sg.history |= h
 			d.kept[i] = appendSaved(nil, sg)
 		}
 	}
+}
+
+// savedForm decodes one group's saved form, as this version writes it.
+func savedForm(data []byte) (savedGroup, error) {
+	r := checkpoint.NewReader(data)
+	sg := decodeSaved(r, func(string) string { return "" }, checkpointVersion)
+	return sg, r.End("")
 }
