@@ -148,8 +148,21 @@ func (j *journal) low() uint64 {
 	j.writeMu.Unlock()
 	j.liveMu.Lock()
 	defer j.liveMu.Unlock()
-	for seq := range j.live {
-		low = min(low, seq)
+	return lowestLive(j.live, low, nil)
+}
+
+// lowestLive is the lowest of the entries in live but not in gone, next
+// when there is none.
+func lowestLive(live map[uint64]struct{}, next uint64, gone []uint64) uint64 {
+	skip := make(map[uint64]bool, len(gone))
+	for _, seq := range gone {
+		skip[seq] = true
+	}
+	low := next
+	for seq := range live {
+		if seq < low && !skip[seq] {
+			low = seq
+		}
 	}
 	return low
 }

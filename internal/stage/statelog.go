@@ -136,17 +136,7 @@ func (l *stateLog) written(seq uint64) {
 func (l *stateLog) lowAfter(seqs []uint64) uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	gone := make(map[uint64]bool, len(seqs))
-	for _, seq := range seqs {
-		gone[seq] = true
-	}
-	low := l.next
-	for seq := range l.live {
-		if !gone[seq] {
-			low = min(low, seq)
-		}
-	}
-	return low
+	return lowestLive(l.live, l.next, seqs)
 }
 
 // deleteOps appends to ops the operations deleting seqs and recording low
