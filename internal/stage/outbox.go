@@ -96,10 +96,7 @@ func (w *worker[G]) flush(ctx context.Context) {
 // and writes the state of the groups changed since the last time.
 func (w *worker[G]) pass(ctx context.Context, td ptrace.Traces, journal []uint64) {
 	w.s.deliver(ctx, td)
-	if w.s.journal == nil {
-		return
-	}
-	w.unforgotten = append(w.unforgotten, journal...)
+	w.unforgotten = append(w.unforgotten, journal...) // none without a journal
 	w.writeChanges(ctx)
 }
 
