@@ -149,6 +149,16 @@ func TestAnUnreadableStateLogMarksTheRestoredGroups(t *testing.T) {
 	}
 }
 
+// restoredAfterAKill feeds turn of conv to s, kills it (no Shutdown,
+// nothing more written), and returns how many groups a restart of cfg on
+// the store restores.
+func restoredAfterAKill(t *testing.T, s *Stage[*recGroup], store *checkpointtest.Store, cfg Config, clock *time.Time, turn int, conv string) int {
+	t.Helper()
+	feed(t, s, clock, turn, conv)
+	after, _ := restartOn(t, store, cfg, clock)
+	return after.OpenGroups()
+}
+
 // The first start after an upgrade (an older build's checkpoint, which does
 // not say where the state log after it begins) checkpoints before judging:
 // a crash then loses nothing judged after the start.
@@ -159,11 +169,8 @@ func TestACrashAfterAnUpgradeLosesNoJudgedTurn(t *testing.T) {
 	cfg := storageConfig()
 	cfg.CheckpointEvery = time.Hour
 	s := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
-	feed(t, s, &clock, 2, "b")
-	// killed: no Shutdown, nothing more written.
-	s2, _ := restartOn(t, store, cfg, &clock)
-	if s2.OpenGroups() != 2 {
-		t.Errorf("%d groups restored, want a (the older build's checkpoint) and b (judged after the upgrade)", s2.OpenGroups())
+	if n := restoredAfterAKill(t, s, store, cfg, &clock, 2, "b"); n != 2 {
+		t.Errorf("%d groups restored, want a (the older build's checkpoint) and b (judged after the upgrade)", n)
 	}
 }
 
@@ -183,11 +190,8 @@ func TestACrashAfterAnUnreadableStateLogLosesNoJudgedTurn(t *testing.T) {
 	}
 	store.Put(stageID, stateNextKey, []byte{1, 2, 3}) // damaged
 	s2 := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
-	feed(t, s2, &clock, 6, "b")
-	// killed: no Shutdown, nothing more written.
-	s3, _ := restartOn(t, store, cfg, &clock)
-	if s3.OpenGroups() != 6 {
-		t.Errorf("%d groups restored, want the 5 of the checkpoint and b", s3.OpenGroups())
+	if n := restoredAfterAKill(t, s2, store, cfg, &clock, 6, "b"); n != 6 {
+		t.Errorf("%d groups restored, want the 5 of the checkpoint and b", n)
 	}
 }
 
@@ -201,10 +205,7 @@ func TestACrashAfterAnUnrestorableCheckpointLosesNoJudgedTurn(t *testing.T) {
 	cfg := storageConfig()
 	cfg.CheckpointEvery = time.Hour
 	s := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
-	feed(t, s, &clock, 2, "b")
-	// killed: no Shutdown, nothing more written.
-	s2, _ := restartOn(t, store, cfg, &clock)
-	if s2.OpenGroups() != 1 {
-		t.Errorf("%d groups restored, want b (judged after the start)", s2.OpenGroups())
+	if n := restoredAfterAKill(t, s, store, cfg, &clock, 2, "b"); n != 1 {
+		t.Errorf("%d groups restored, want b (judged after the start)", n)
 	}
 }
