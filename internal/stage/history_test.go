@@ -234,21 +234,7 @@ func TestLateSpansTakeUpATraceEndedAtItsRelease(t *testing.T) {
 // at its release do, and its next end is marked out_of_order: they do not
 // start a group afresh with a complete history.
 func TestATraceThatPausesPastGroupTimeoutIsTakenUp(t *testing.T) {
-	cfg := baseConfig()
-	cfg.GroupBy, cfg.OnArrival, cfg.Late, cfg.Workers = sequence.ByTraceID, true, LateContinue, 1
-	r := newEndRecorder()
-	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
-	defer s.Shutdown(context.Background())
-	clock := time.Unix(1_800_000_000, 0)
-	s.UseClock(func() time.Time { return clock })
-	first, last := pausedTrace()
-	for _, td := range []ptrace.Traces{first, last} {
-		if err := s.ConsumeTraces(context.Background(), td); err != nil {
-			t.Fatal(err)
-		}
-		clock = clock.Add(2 * time.Minute) // past group_timeout: it ends idle
-		s.Tick(clock)
-	}
+	r := playPaused(t, 1, 1) // past group_timeout: it ends idle
 	if len(r.ends) != 1 {
 		t.Fatalf("groups %v, want the trace's one", r.ends)
 	}
@@ -266,23 +252,7 @@ func TestATraceThatPausesPastGroupTimeoutIsTakenUp(t *testing.T) {
 // no longer kept: its next spans start a group of their own marked partial,
 // not a fresh unmarked one.
 func TestATraceThatPausesPastItsKeepingIsMarked(t *testing.T) {
-	cfg := baseConfig()
-	cfg.GroupBy, cfg.OnArrival, cfg.Late, cfg.Workers = sequence.ByTraceID, true, LateContinue, 1
-	r := newEndRecorder()
-	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
-	defer s.Shutdown(context.Background())
-	clock := time.Unix(1_800_000_000, 0)
-	s.UseClock(func() time.Time { return clock })
-	first, last := pausedTrace()
-	for i, td := range []ptrace.Traces{first, last} {
-		if err := s.ConsumeTraces(context.Background(), td); err != nil {
-			t.Fatal(err)
-		}
-		for range 2 - i { // the first: past group_timeout (it ends idle), then past it again (no longer kept)
-			clock = clock.Add(2 * time.Minute)
-			s.Tick(clock)
-		}
-	}
+	r := playPaused(t, 2, 1) // past group_timeout (it ends idle), then past it again (no longer kept)
 	for key, ends := range r.ends {
 		if len(ends) != 2 || ends[0] != 0 || ends[1]&HistoryPartial == 0 {
 			t.Errorf("%s ends %v; want one complete, then one partial for the spans after it was let go", key, ends)
@@ -330,6 +300,31 @@ func TestWarmUpMarksATraceWhoseRootComesLate(t *testing.T) {
 // spanOf is the i-th span of a one-scope trace such as StoveTrace's.
 func spanOf(td ptrace.Traces, i int) ptrace.Span {
 	return td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(i)
+}
+
+// playPaused plays pausedTrace to a stage judging traces of their own on
+// arrival, one worker, ticking two minutes (past group_timeout) pauses[i]
+// times after its part i, and returns what the evaluator saw.
+func playPaused(t *testing.T, pauses ...int) *endRecorder {
+	t.Helper()
+	cfg := baseConfig()
+	cfg.GroupBy, cfg.OnArrival, cfg.Late, cfg.Workers = sequence.ByTraceID, true, LateContinue, 1
+	r := newEndRecorder()
+	s := newTestStage(t, cfg, r, new(consumertest.TracesSink))
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) }) // after the test's reading of r, as a deferred one was
+	clock := time.Unix(1_800_000_000, 0)
+	s.UseClock(func() time.Time { return clock })
+	first, last := pausedTrace()
+	for i, td := range []ptrace.Traces{first, last} {
+		if err := s.ConsumeTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+		for range pauses[i] {
+			clock = clock.Add(2 * time.Minute)
+			s.Tick(clock)
+		}
+	}
+	return r
 }
 
 // pausedTrace is a trace of its own with two calls, as it comes when its
