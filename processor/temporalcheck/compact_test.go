@@ -66,10 +66,11 @@ func TestCompactedConversationsAreJudgedAsInMemory(t *testing.T) {
 	}
 }
 
-// Assertions over capture predicates cannot be saved: compact_after set is
-// refused with the reason, and left unset it compacts nothing.
-func TestCaptureAssertionsAreNotCompacted(t *testing.T) {
-	conf := map[string]any{
+// selfHandoffConf is a configuration, grouped by conversation, with an
+// assertion over capture predicates: no transfer to the agent a transfer
+// just went to.
+func selfHandoffConf() map[string]any {
+	return map[string]any{
 		"group_by": "conversation",
 		"predicates": []any{
 			map[string]any{"name": "xfer", "tool": "transfer_to_agent", "capture": map[string]any{"agent": "args.agentName"}},
@@ -77,6 +78,12 @@ func TestCaptureAssertionsAreNotCompacted(t *testing.T) {
 		},
 		"assertions": []any{map[string]any{"name": "no_self_handoff", "never": "xfer + xferSame"}},
 	}
+}
+
+// Assertions over capture predicates cannot be saved: compact_after set is
+// refused with the reason, and left unset it compacts nothing.
+func TestCaptureAssertionsAreNotCompacted(t *testing.T) {
+	conf := selfHandoffConf()
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	withCompact := maps.Clone(conf)
 	withCompact["compact_after"] = "10s"

@@ -430,15 +430,8 @@ func (r *recordingRegistry) Register(string, riskendpoint.Decider) func() {
 // which cannot carry capture bindings: with a risk endpoint that has peers,
 // an assertion over capture predicates is refused at start, with the reason.
 func TestCaptureAssertionsAreRefusedInATier(t *testing.T) {
-	conf := map[string]any{
-		"group_by":      "conversation",
-		"risk_endpoint": "riskendpoint",
-		"predicates": []any{
-			map[string]any{"name": "xfer", "tool": "transfer_to_agent", "capture": map[string]any{"agent": "args.agentName"}},
-			map[string]any{"name": "xferSame", "tool": "transfer_to_agent", "args": map[string]any{"agentName": map[string]any{"captured": "agent"}}},
-		},
-		"assertions": []any{map[string]any{"name": "no_self_handoff", "never": "xfer + xferSame"}},
-	}
+	conf := selfHandoffConf()
+	conf["risk_endpoint"] = "riskendpoint"
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	if err := confmap.NewFromStringMap(conf).Unmarshal(cfg); err != nil {
 		t.Fatal(err)
