@@ -4,7 +4,6 @@ package probguard
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,13 +116,11 @@ func (p *probProcessor) UseClock(now func() time.Time) {
 func (p *probProcessor) Start(ctx context.Context, host component.Host) error {
 	var registry riskendpoint.Registry
 	if id := p.cfg.RiskEndpoint; id != nil {
-		ext, ok := host.GetExtensions()[*id]
-		if !ok {
-			return fmt.Errorf("risk_endpoint: no extension %q is running: configure it under extensions and list it in service::extensions", id)
+		ext, board, err := riskendpoint.Find[riskendpoint.Board](host, *id)
+		if err != nil {
+			return err
 		}
-		if p.board, ok = ext.(riskendpoint.Board); !ok {
-			return fmt.Errorf("risk_endpoint: extension %q is not a riskendpoint (it is a %s)", id, id.Type())
-		}
+		p.board = board
 		registry, _ = ext.(riskendpoint.Registry)
 		if tier, ok := riskendpoint.TierFor(ext, p.id.String()); ok {
 			p.UseTier(tier)

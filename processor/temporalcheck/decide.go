@@ -32,13 +32,11 @@ type temporalProcessor struct {
 func (p *temporalProcessor) Start(ctx context.Context, host component.Host) error {
 	var registry riskendpoint.Registry
 	if id := p.c.cfg.RiskEndpoint; id != nil {
-		ext, ok := host.GetExtensions()[*id]
-		if !ok {
-			return fmt.Errorf("risk_endpoint: no extension %q is running: configure it under extensions and list it in service::extensions", id)
+		ext, reg, err := riskendpoint.Find[riskendpoint.Registry](host, *id)
+		if err != nil {
+			return err
 		}
-		if registry, ok = ext.(riskendpoint.Registry); !ok {
-			return fmt.Errorf("risk_endpoint: extension %q is not a riskendpoint (it is a %s)", id, id.Type())
-		}
+		registry = reg
 		if tier, ok := riskendpoint.TierFor(ext, p.id.String()); ok {
 			if err := p.c.runner.Checkpointable(); err != nil {
 				return fmt.Errorf("risk_endpoint %q has peers (a tier, where conversations are handed over between members), but %w", id, err)
