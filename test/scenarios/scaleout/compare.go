@@ -22,18 +22,24 @@ type verdict struct {
 	Start, End                              int64
 	TraceID, SpanName                       string
 	Explanation                             string
+	History                                 string // agentguard.history: partial, out_of_order or ""
 	spanID                                  string // a verdict span's is the collector's own: not compared
 }
 
 func (v verdict) String() string {
-	return fmt.Sprintf("%s %s %s %s (%s) events %d-%d trace %s on %q", v.Check, v.Group, v.Assertion, v.Verdict, v.Label, v.Start, v.End, v.TraceID, v.SpanName)
+	s := fmt.Sprintf("%s %s %s %s (%s) events %d-%d trace %s on %q", v.Check, v.Group, v.Assertion, v.Verdict, v.Label, v.Start, v.End, v.TraceID, v.SpanName)
+	if v.History != "" {
+		s += " marked " + v.History
+	}
+	return s
 }
 
 func compareVerdicts(a, b verdict) int {
 	return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Assertion, b.Assertion),
 		cmp.Compare(a.Start, b.Start), cmp.Compare(a.End, b.End), strings.Compare(a.Verdict, b.Verdict),
 		strings.Compare(a.TraceID, b.TraceID), strings.Compare(a.SpanName, b.SpanName),
-		strings.Compare(a.Label, b.Label), strings.Compare(a.Check, b.Check), strings.Compare(a.Explanation, b.Explanation))
+		strings.Compare(a.Label, b.Label), strings.Compare(a.Check, b.Check), strings.Compare(a.Explanation, b.Explanation),
+		strings.Compare(a.History, b.History))
 }
 
 // verdictsOf are the records as verdicts, sorted.
@@ -41,12 +47,18 @@ func verdictsOf(recs []plog.LogRecord) []verdict {
 	out := make([]verdict, 0, len(recs))
 	for _, r := range recs {
 		a := r.Attributes()
-		s := func(k string) string { v, _ := a.Get(k); return v.AsString() }
+		s := func(k string) string {
+			if v, ok := a.Get(k); ok {
+				return v.AsString()
+			}
+			return ""
+		}
 		n := func(k string) int64 { v, _ := a.Get(k); return v.Int() }
 		tid, sid := r.TraceID(), r.SpanID()
 		out = append(out, verdict{Check: s(verdictattr.Check), Group: s(verdictattr.Group), Assertion: s(verdictattr.EvaluationName),
 			Verdict: s(verdictattr.Verdict), Label: s(verdictattr.ScoreLabel), Start: n(verdictattr.StartEvent), End: n(verdictattr.EndEvent),
-			TraceID: fmt.Sprintf("%x", tid[:]), SpanName: s(verdictattr.SpanName), Explanation: r.Body().AsString(), spanID: fmt.Sprintf("%x", sid[:])})
+			TraceID: fmt.Sprintf("%x", tid[:]), SpanName: s(verdictattr.SpanName), Explanation: r.Body().AsString(),
+			History: s(verdictattr.History), spanID: fmt.Sprintf("%x", sid[:])})
 	}
 	slices.SortFunc(out, compareVerdicts)
 	return out
@@ -73,19 +85,57 @@ func diffVerdicts(single, tier []verdict) (onlySingle, onlyTier []verdict) {
 }
 
 // verdictProblems are the verdicts only one side reported, or none at all.
-func verdictProblems(single, tier []verdict) []string {
+// A difference on a group either side marked (a verdict carrying
+// agentguard.history) is not one: the mark says that collector judged the
+// group on a history it could not be sure of (a trace of it judged after a
+// later one, as arrival timing may make it on either side), so its verdicts
+// may differ, and say so. Those differences are returned as marked.
+func verdictProblems(single, tier []verdict) (problems, marked []string) {
 	onlySingle, onlyTier := diffVerdicts(single, tier)
-	var problems []string
-	for _, v := range onlySingle {
-		problems = append(problems, "only the single collector reported "+v.String())
+	markedGroups := markedGroups(single, tier)
+	report := func(side string, vs []verdict) {
+		for _, v := range vs {
+			line := "only the " + side + " reported " + v.String()
+			if markedGroups[v.Group] {
+				marked = append(marked, line)
+			} else {
+				problems = append(problems, line)
+			}
+		}
 	}
-	for _, v := range onlyTier {
-		problems = append(problems, "only the tier reported "+v.String())
-	}
+	report("single collector", onlySingle)
+	report("tier", onlyTier)
 	if len(single) == 0 {
 		problems = append(problems, "no verdict at all: nothing to compare")
 	}
-	return problems
+	// The scenario sends each conversation's traces in order: a mark is a
+	// race on arrival, and a collector marking many groups has a defect.
+	if all := len(groupsOf(single, tier)); len(markedGroups) > all/4 {
+		problems = append(problems, fmt.Sprintf("%d of the %d groups with a verdict marked: more than arrival races explain", len(markedGroups), all))
+	}
+	return problems, marked
+}
+
+// markedGroups are the groups with a marked verdict on either side.
+func markedGroups(sides ...[]verdict) map[string]bool {
+	return groupsWhere(func(v verdict) bool { return v.History != "" }, sides...)
+}
+
+// groupsOf are the groups with a verdict on either side.
+func groupsOf(sides ...[]verdict) map[string]bool {
+	return groupsWhere(func(verdict) bool { return true }, sides...)
+}
+
+func groupsWhere(keep func(verdict) bool, sides ...[]verdict) map[string]bool {
+	groups := map[string]bool{}
+	for _, side := range sides {
+		for _, v := range side {
+			if keep(v) {
+				groups[v.Group] = true
+			}
+		}
+	}
+	return groups
 }
 
 // spansByTrace counts the spans of each trace (hex ID).

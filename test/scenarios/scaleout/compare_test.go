@@ -43,6 +43,32 @@ func TestDiffVerdicts(t *testing.T) {
 	}
 }
 
+func TestVerdictProblemsAcceptWhatASideMarked(t *testing.T) {
+	a, b, c, d := v("g1", "te1", 1, 3), v("g2", "te1", 1, 3), v("g3", "te1", 1, 3), v("g4", "te1", 1, 3)
+	raced := a
+	raced.Start, raced.End, raced.History = 2, 4, "out_of_order"
+	problems, marked := verdictProblems([]verdict{a, b, c, d}, []verdict{raced, b, c, d})
+	if len(problems) != 0 || len(marked) != 2 {
+		t.Errorf("a group the tier marked out_of_order: problems %q, marked %q; want none, 2", problems, marked)
+	}
+	// Unmarked, the same difference is a problem.
+	unmarked := raced
+	unmarked.History = ""
+	if problems, marked := verdictProblems([]verdict{a, b, c, d}, []verdict{unmarked, b, c, d}); len(problems) != 2 || len(marked) != 0 {
+		t.Errorf("an unmarked difference: problems %q, marked %q; want 2, none", problems, marked)
+	}
+	// A mark on one group excuses nothing on another.
+	if problems, _ := verdictProblems([]verdict{a, b, c, d}, []verdict{raced, c, d}); len(problems) != 1 {
+		t.Errorf("a miss on an unmarked group beside a marked one: problems %q; want 1", problems)
+	}
+	// Marking many groups is not a race.
+	racedB := b
+	racedB.History = "partial"
+	if problems, _ := verdictProblems([]verdict{a, b, c, d}, []verdict{raced, racedB, c, d}); len(problems) != 1 {
+		t.Errorf("half the groups marked: problems %q; want 1", problems)
+	}
+}
+
 func TestVerdictsOf(t *testing.T) {
 	r := plog.NewLogRecord()
 	r.SetTraceID(pcommon.TraceID{1, 2})

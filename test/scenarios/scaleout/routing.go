@@ -253,13 +253,14 @@ type outcome struct {
 	loads        []string // the spans each backend passed on
 	sampling     sampling
 	problems     []string
+	marked       []string // differences on groups a side marked (see verdictProblems)
 }
 
 // judge compares the tier's verdicts with the single collector's, counts
 // the spans each passed on, and judges what the sampler kept.
 func (r *routing) judge(in map[string]int) outcome {
 	out := outcome{single: verdictsOf(r.singleSink.Records()), tier: verdictsOf(r.tierSink.Records())}
-	out.problems = verdictProblems(out.single, out.tier)
+	out.problems, out.marked = verdictProblems(out.single, out.tier)
 	var spanProblems []string
 	out.loads, spanProblems = r.passedOn(total(in), out.single, out.tier)
 	out.problems = append(out.problems, spanProblems...)
@@ -303,6 +304,9 @@ func (r *routing) report(w io.Writer, out outcome) {
 	if r.decisions {
 		fmt.Fprintf(w, "  decisions: %d conversations asked of one collector of the tier each (round robin) and of the single collector, after their last span: %d answers differ\n",
 			len(r.questions), len(r.decisionProblems))
+	}
+	for _, m := range out.marked {
+		fmt.Fprintln(w, "  marked, so not a problem:", m)
 	}
 	for _, p := range out.problems {
 		fmt.Fprintln(w, "  PROBLEM:", p)
