@@ -60,8 +60,10 @@ func (h History) String() string {
 // a group of its own is partial when it started before the start (part of
 // it may have been held by the process before) and is judged within the
 // window; a conversation is partial when first seen within the window (its
-// earlier turns may have been judged by the process before). Without a
-// window (no Start, as in the offline check, or a start from a complete
+// earlier turns may have been judged by the process before, or, after a
+// crash, acknowledged by a component ahead of the stage and lost with it:
+// the journal and the state log keep only what reached the stage). Without
+// a window (no Start, as in the offline check, or a start from a complete
 // checkpoint) none is.
 type warmUp struct {
 	from, until atomic.Int64 // unix nanoseconds; until 0: no window
