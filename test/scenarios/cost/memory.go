@@ -55,8 +55,8 @@ func memoryCost(o options, sk *sink) (result, error) {
 }
 
 // rssAfter runs s, feeds it l at row 4's pace, and returns its VmRSS once
-// every span was exported and it settled, and again once it stopped
-// falling after compact_after.
+// every span was exported and it settled, and again once idle after
+// compact_after.
 func rssAfter(o options, sk *sink, s setup, l *load, log string) ([2]int64, error) {
 	var rss [2]int64
 	col, otlp, pprofAddr, err := startProfiled(o, s, sk, log, true)
@@ -76,13 +76,7 @@ func rssAfter(o options, sk *sink, s setup, l *load, log string) ([2]int64, erro
 		return rss, err
 	}
 	time.Sleep(compactAfter)
-	// A collection, as any traffic would soon cause (and the runtime's own
-	// within two minutes): until one runs, the heap's goal is still set by
-	// the groups in memory, and the runtime returns no page.
-	if err := fetchPprof(pprofAddr, "heap?gc=1", filepath.Join(o.dir, "gc.pb.gz")); err != nil {
-		return rss, err
-	}
-	if rss[1], err = steadyRSS(col.Pid()); err != nil {
+	if rss[1], err = idleRSS(col.Pid(), pprofAddr, o.dir); err != nil {
 		return rss, err
 	}
 	progress("%s: VmRSS %.1f MiB just after %d groups, %.1f MiB once idle", s.name, mib(rss[0]), len(l.requests)*groupsPerRequest, mib(rss[1]))
@@ -103,26 +97,32 @@ func rssAfter(o options, sk *sink, s setup, l *load, log string) ([2]int64, erro
 // measured do not set it), and a tick.
 const compactAfter = 11 * time.Second
 
-// steadyRSS is pid's VmRSS once it has not fallen by more than 1 % in three
-// readings a second apart (the runtime returns freed pages gradually), or
-// after a minute.
-func steadyRSS(pid int) (int64, error) {
+// idleRSS is pid's VmRSS once collections stop lowering it: a collection,
+// then the runtime returns what it freed over the next seconds, and again
+// until a round after the second lowers it by less than 1 % (at most five). An idle
+// collector gets these from the runtime itself, one every two minutes:
+// until one runs the heap's goal is still set by the groups as they were
+// before compaction, and the runtime does not return the pages a
+// collection freed until the next one, so one round is not yet idle.
+func idleRSS(pid int, pprofAddr, dir string) (int64, error) {
 	last, err := harness.ProcessRSS(pid)
 	if err != nil {
 		return 0, err
 	}
-	for steady, deadline := 0, time.Now().Add(time.Minute); steady < 3 && time.Now().Before(deadline); {
-		time.Sleep(time.Second)
+	for round := range 5 {
+		if err := fetchPprof(pprofAddr, "heap?gc=1", filepath.Join(dir, "gc.pb.gz")); err != nil {
+			return 0, err
+		}
+		time.Sleep(3 * time.Second)
 		rss, err := harness.ProcessRSS(pid)
 		if err != nil {
 			return 0, err
 		}
-		if float64(rss) < 0.99*float64(last) {
-			steady = 0
-		} else {
-			steady++
-		}
+		settled := round > 0 && float64(rss) >= 0.99*float64(last)
 		last = rss
+		if settled {
+			break
+		}
 	}
 	return last, nil
 }
