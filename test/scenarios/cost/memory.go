@@ -26,9 +26,8 @@ const (
 // open, and a pass-through with batch, fed the same one-turn conversations;
 // the difference of their resident sets a group, read twice: just after the
 // last turn (every group in memory) and once the groups have been idle for
-// compact_after and the resident set has stopped falling (every group
-// dormant, in its saved form: the state of an open conversation between two
-// turns).
+// compact_after and collections stop lowering it (every group dormant, in
+// its saved form: the state of an open conversation between two turns).
 func memoryCost(o options, sk *sink) (result, error) {
 	l, err := groupsLoad(o.groups, groupsPerRequest)
 	if err != nil {
