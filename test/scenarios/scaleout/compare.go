@@ -85,40 +85,44 @@ func diffVerdicts(single, tier []verdict) (onlySingle, onlyTier []verdict) {
 }
 
 // verdictProblems are the verdicts only one side reported, or none at all.
-// A difference on a group either side marked (a verdict carrying
-// agentguard.history) is not one: the mark says that collector judged the
-// group on a history it could not be sure of (a trace of it judged after a
-// later one, as arrival timing may make it on either side), so its verdicts
-// may differ, and say so. Those differences are returned as marked.
+// A difference on a group either side marked out_of_order is not one: the
+// mark says that collector judged a trace of the group after a later one,
+// as arrival timing may make it on either side, so its verdicts may differ,
+// and say so. Those differences are returned as marked, unless a side
+// reported the verdict twice (a delivery defect, not a race). A partial mark excuses nothing: no collector
+// restarts here, so it comes from a defect (a failed hand-over, max_traces).
 func verdictProblems(single, tier []verdict) (problems, marked []string) {
 	onlySingle, onlyTier := diffVerdicts(single, tier)
-	markedGroups := markedGroups(single, tier)
-	report := func(side string, vs []verdict) {
-		for _, v := range vs {
+	raced := racedGroups(single, tier)
+	report := func(side string, vs, other []verdict) {
+		for i, v := range vs {
 			line := "only the " + side + " reported " + v.String()
-			if markedGroups[v.Group] {
+			_, twice := slices.BinarySearchFunc(other, v, compareVerdicts)
+			twice = twice || i > 0 && compareVerdicts(vs[i-1], v) == 0 || i+1 < len(vs) && compareVerdicts(vs[i+1], v) == 0
+			if raced[v.Group] && !twice {
 				marked = append(marked, line)
 			} else {
 				problems = append(problems, line)
 			}
 		}
 	}
-	report("single collector", onlySingle)
-	report("tier", onlyTier)
+	report("single collector", onlySingle, tier)
+	report("tier", onlyTier, single)
 	if len(single) == 0 {
 		problems = append(problems, "no verdict at all: nothing to compare")
 	}
 	// The scenario sends each conversation's traces in order: a mark is a
 	// race on arrival, and a collector marking many groups has a defect.
-	if all := len(groupsOf(single, tier)); len(markedGroups) > all/4 {
-		problems = append(problems, fmt.Sprintf("%d of the %d groups with a verdict marked: more than arrival races explain", len(markedGroups), all))
+	if all := len(groupsOf(single, tier)); len(raced) > all/4 {
+		problems = append(problems, fmt.Sprintf("%d of the %d groups with a verdict marked out_of_order: more than arrival races explain", len(raced), all))
 	}
 	return problems, marked
 }
 
-// markedGroups are the groups with a marked verdict on either side.
-func markedGroups(sides ...[]verdict) map[string]bool {
-	return groupsWhere(func(v verdict) bool { return v.History != "" }, sides...)
+// racedGroups are the groups with a verdict marked out_of_order on either
+// side.
+func racedGroups(sides ...[]verdict) map[string]bool {
+	return groupsWhere(func(v verdict) bool { return v.History == verdictattr.HistoryOutOfOrder }, sides...)
 }
 
 // groupsOf are the groups with a verdict on either side.

@@ -63,9 +63,22 @@ func TestVerdictProblemsAcceptWhatASideMarked(t *testing.T) {
 	}
 	// Marking many groups is not a race.
 	racedB := b
-	racedB.History = "partial"
+	racedB.History = "out_of_order"
 	if problems, _ := verdictProblems([]verdict{a, b, c, d}, []verdict{raced, racedB, c, d}); len(problems) != 1 {
 		t.Errorf("half the groups marked: problems %q; want 1", problems)
+	}
+	// A partial mark is no race: nothing restarts in the scenario.
+	partial := raced
+	partial.History = "partial"
+	if problems, marked := verdictProblems([]verdict{a, b, c, d}, []verdict{partial, b, c, d}); len(problems) != 2 || len(marked) != 0 {
+		t.Errorf("a difference marked partial: problems %q, marked %q; want 2, none", problems, marked)
+	}
+	// A verdict reported twice on a raced group is still a defect.
+	if problems, marked := verdictProblems([]verdict{a, b, c, d}, []verdict{raced, raced, b, c, d}); len(problems) != 2 || len(marked) != 1 {
+		t.Errorf("a marked verdict reported twice: problems %q, marked %q; want 2, 1", problems, marked)
+	}
+	if problems, _ := verdictProblems([]verdict{a, b, c, d}, []verdict{a, a, raced, b, c, d}); len(problems) != 1 {
+		t.Errorf("a verdict both sides reported, the tier twice, on a marked group: problems %q; want 1", problems)
 	}
 }
 

@@ -10,8 +10,9 @@
 // sends the same bytes to the router and to one collector alone.
 //
 // For each routing it checks that the tier reported exactly the single
-// collector's verdicts (down to the trace, the span and the explanation),
-// that every span that entered a collector left it, and that the sampler
+// collector's verdicts (down to the trace, the span and the explanation;
+// on a group either side marked out_of_order, arrival having raced, a
+// difference is listed, not failed), that every span that entered a collector left it, and that the sampler
 // kept every trace with a violation whole and a sample of the rest. Routings:
 // trace (per-trace groups, routing_key traceID) and conversation
 // (conversation groups, routing_key attributes on gen_ai.conversation.id);
