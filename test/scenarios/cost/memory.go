@@ -76,7 +76,7 @@ func rssAfter(o options, sk *sink, s setup, l *load, log string) ([2]int64, erro
 	}
 	time.Sleep(compactAfter)
 	if rss[1], err = idleRSS(col.Pid(), pprofAddr, o.dir); err != nil {
-		return rss, err
+		return rss, fmt.Errorf("%s: %w", s.name, err)
 	}
 	progress("%s: VmRSS %.1f MiB just after %d groups, %.1f MiB once idle", s.name, mib(rss[0]), len(l.requests)*groupsPerRequest, mib(rss[1]))
 	if o.profile != "" {
@@ -97,18 +97,15 @@ func rssAfter(o options, sk *sink, s setup, l *load, log string) ([2]int64, erro
 const compactAfter = 11 * time.Second
 
 // idleRSS is pid's VmRSS once collections stop lowering it: a collection,
-// then the runtime returns what it freed over the next seconds, and again
-// until a round after the second lowers it by less than 1 % (at most five). An idle
-// collector gets these from the runtime itself, one every two minutes:
-// until one runs the heap's goal is still set by the groups as they were
-// before compaction, and the runtime does not return the pages a
+// then the runtime returns what it freed over the next seconds; from the
+// second round on, a round that lowers it by less than 1 % ends it (at most
+// five). An idle collector gets these from the runtime itself, one every
+// two minutes: until one runs the heap's goal is still set by the groups as
+// they were before compaction, and the runtime does not return the pages a
 // collection freed until the next one, so one round is not yet idle.
 func idleRSS(pid int, pprofAddr, dir string) (int64, error) {
-	last, err := harness.ProcessRSS(pid)
-	if err != nil {
-		return 0, err
-	}
-	for round := range 5 {
+	var last int64
+	for round := range idleRounds {
 		if err := fetchPprof(pprofAddr, "heap?gc=1", filepath.Join(dir, "gc.pb.gz")); err != nil {
 			return 0, err
 		}
@@ -120,10 +117,14 @@ func idleRSS(pid int, pprofAddr, dir string) (int64, error) {
 		settled := round > 0 && float64(rss) >= 0.99*float64(last)
 		last = rss
 		if settled {
-			break
+			return last, nil
 		}
 	}
+	progress("VmRSS still falling after %d collections: read at %.1f MiB", idleRounds, mib(last))
 	return last, nil
 }
+
+// idleRounds bounds idleRSS's collections.
+const idleRounds = 5
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
