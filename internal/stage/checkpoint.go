@@ -280,7 +280,6 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost b
 	s.states = newStateLog()
 	seqs, states, err := s.states.read(ctx, s.store)
 	statesLost := err != nil
-	s.checkpointAtStart = statesLost
 	if statesLost {
 		s.logger.Error("the state of the groups judged after the last checkpoint cannot be read: the groups are restored as the checkpoint holds them, their verdicts marked partial",
 			zap.Stringer("storage", id), zap.Error(err))
@@ -302,7 +301,6 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost b
 	}
 	clean, n, err := s.restore(data, seqs, states, statesLost)
 	if err != nil {
-		s.checkpointAtStart = true // the next start must not find it again, without this run's entries
 		s.logger.Error("the checkpoint in storage cannot be restored: starting without it; its conversations' verdicts are marked partial in the warm-up",
 			zap.Stringer("storage", id), zap.Int("bytes", len(data)), zap.Error(err))
 		return true, nil
@@ -326,7 +324,6 @@ func (s *Stage[G]) restore(data []byte, seqs []uint64, states [][]byte, statesLo
 			return false, 0, err
 		}
 		states = statesAfter(d.stateLow, seqs, states)
-		s.checkpointAtStart = s.checkpointAtStart || d.stateLow == math.MaxUint64
 	}
 	if d.fingerprint != cp.Fingerprint() {
 		return false, 0, fmt.Errorf("it was written under another configuration (predicates, assertions, grouping or property changed: fingerprint %.12s, now %.12s)", d.fingerprint, cp.Fingerprint())
@@ -341,7 +338,6 @@ func (s *Stage[G]) restore(data []byte, seqs []uint64, states [][]byte, statesLo
 		if err := applyStates(&d, states, cp.Fingerprint()); err != nil {
 			s.logger.Error("the state of the groups judged after the checkpoint cannot be restored: they are restored as the checkpoint holds them, their verdicts marked partial", zap.Error(err))
 			markRestored(&d, HistoryPartial)
-			s.checkpointAtStart = true
 		}
 	}
 	h, saved, kept := d.header, d.groups, d.kept

@@ -170,6 +170,31 @@ func TestCrashBeforeTheFirstCheckpoint(t *testing.T) {
 	}
 }
 
+// A crash before any turn was judged is a crash all the same: a start
+// writes a checkpoint that is not a shutdown's at once, so the start after
+// the crash finds it and starts a warm-up, after a first start as after a
+// clean restart (what components ahead of the processor held is lost with
+// the process; only a shutdown passes it on).
+func TestACrashBeforeAnyTurnStartsAWarmUp(t *testing.T) {
+	for _, after := range []string{"a first start", "a clean restart"} {
+		store := checkpointtest.NewStore()
+		clock := time.Unix(1_800_000_000, 0)
+		if after == "a clean restart" {
+			s := startWith(t, store, newRecorder(), &clock, true)
+			feed(t, s, &clock, 0, "a")
+			if err := s.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		startWith(t, store, newRecorder(), &clock, after == "a first start") // killed before any turn
+		s, r := restartOn(t, store, storageConfig(), &clock)
+		feed(t, s, &clock, 1, "new")
+		if r.marks["new"] != HistoryPartial {
+			t.Errorf("a conversation first seen after a crash that followed %s: %v, want partial", after, r.marks["new"])
+		}
+	}
+}
+
 // A checkpoint that cannot be restored does not stop the start: it is
 // logged, nothing of it is restored, and the warm-up marks the groups.
 func TestBadCheckpointStartsWithout(t *testing.T) {

@@ -116,15 +116,9 @@ type Stage[G any] struct {
 	states  *stateLog      // the state of groups judged since the checkpoint, in store
 	// subsumed is state entries the next checkpoint holds the effect of and
 	// deletes: read at start, or left by a checkpoint that failed. Under tickMu.
-	subsumed []uint64
-	// checkpointAtStart: the checkpoint in storage does not say where the
-	// state log's entries after it begin (an older build's, the log could
-	// not be read or applied, or the checkpoint cannot be restored), so a
-	// start writes one once the workers run: entries written before it
-	// would not be applied after a crash.
-	checkpointAtStart bool
-	tier              Tier      // the other collectors, to take over groups from; nil alone
-	lastCheckpoint    time.Time // under tickMu
+	subsumed       []uint64
+	tier           Tier      // the other collectors, to take over groups from; nil alone
+	lastCheckpoint time.Time // under tickMu
 
 	startWorkers sync.Once
 	tickMu       sync.Mutex // one release by the clock (or Tick) at a time
@@ -228,7 +222,14 @@ func (s *Stage[G]) Start(ctx context.Context, host component.Host) error {
 	}
 	s.health.start(host)
 	s.ensureWorkers()
-	if s.checkpointAtStart {
+	if s.store != nil {
+		// A checkpoint that is not a shutdown's, at once: a crash from here
+		// on must find one, or a first start, or one from a shutdown's
+		// checkpoint, would look clean after it and start no warm-up. And
+		// the checkpoint in storage may not say where the state log's
+		// entries after it begin (an older build's, or a log that could not
+		// be read or applied, or one that cannot be restored): entries
+		// written before a new one would not be applied after a crash.
 		s.checkpoint(ctx, s.now(), false)
 	}
 	s.clock.start(s.cfg.interval(), func() { s.tick(s.now(), false) })
