@@ -160,6 +160,10 @@ func (c *checker) End(ctx context.Context, key string, g *assertion.Group, h sta
 	c.report(ctx, c.runner.End(key, g), h, at)
 }
 
+// Resumed: a group that ended is taken up where it was before its end; the
+// evaluations that end decided are not reported again.
+func (c *checker) Resumed(_ string, g *assertion.Group) { c.runner.Resumed(g) }
+
 // report counts every verdict and annotates the ones the config asks for;
 // verdicts decided at a group's end are placed on at first. A verdict on a
 // history that may be incomplete is reported all the same, marked: hiding

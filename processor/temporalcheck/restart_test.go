@@ -219,6 +219,35 @@ func TestAPauseLongerThanGroupTimeoutContinuesTheConversation(t *testing.T) {
 	}
 }
 
+// A conversation taken up after its end (within retention) does not report
+// again what its end decided: te3 (on_end: fail) failed at the end, and the
+// goodbye after the pause, which fails the same evaluation, reports nothing;
+// the transfer after it starts another, which the next end fails.
+func TestAConversationTakenUpAfterItsEndDoesNotReportTheEndAgain(t *testing.T) {
+	c := weatherConfig()
+	c.Assertions[0].OnEnd = "fail"
+	clock := &lockedClock{t: time.Unix(1_800_000_000, 0)}
+	p, sink := startProcessor(t, c, clock)
+	turn := func(n int, tool string) {
+		if err := p.ConsumeTraces(context.Background(), weatherTurn(n, "paused", tool)); err != nil {
+			t.Fatal(err)
+		}
+		p.Tick(clock.add(15 * time.Second))
+	}
+	turn(1, "transfer_to_weather")
+	p.Tick(clock.add(10 * time.Minute)) // ends idle: te3 fails, kept
+	turn(13, "say_goodbye")
+	turn(14, "transfer_to_weather")
+	p.Tick(clock.add(10 * time.Minute)) // ends again
+	shutdown(t, p)
+	if got, want := failures(sink), []string{`te3 paused-end ""`, `te3 paused-end ""`}; !slices.Equal(got, want) {
+		t.Errorf("failures %q, want %q (the first end's, and the next end's of the evaluation begun at turn 14)", got, want)
+	}
+	if n := p.DormantGroups() + p.OpenGroups(); n != 0 {
+		t.Errorf("%d groups left open", n)
+	}
+}
+
 // failures lists the violations a sink received as "assertion
 // conversation-turn mark".
 func failures(sink *consumertest.TracesSink) []string {

@@ -36,6 +36,11 @@ func (r *Runner) AppendGroup(b []byte, g *Group) []byte {
 		b = checkpoint.AppendUvarint(b, ev.bits)
 		prev = ev.time
 	}
+	if g.endedAt > 0 {
+		// Only a group taken up after its end has it: every other saved
+		// form is as an older build wrote it.
+		b = checkpoint.AppendUvarint(b, uint64(g.endedAt))
+	}
 	return b
 }
 
@@ -61,6 +66,15 @@ func (r *Runner) RestoreGroup(data []byte) (*Group, error) {
 		g.events = append(g.events, eventInfo{name, t, bits})
 		for m := range g.monitors {
 			g.monitors[m].Replay(texpr.Event{Bits: bits, Time: t, Ref: len(g.events) - 1})
+		}
+	}
+	if rd.Len() > 0 && rd.Err() == nil {
+		ended := rd.Uvarint("ended at")
+		if ended == 0 || ended > uint64(len(g.events)) {
+			rd.Fail("ended at", fmt.Errorf("%d, of %d events", ended, len(g.events)))
+		} else {
+			g.endedAt = int(ended)
+			g.decidedAtEnd = r.decidedAtEnd(g)
 		}
 	}
 	if err := rd.End("events"); err != nil {

@@ -73,6 +73,11 @@ type Runner struct {
 type Group struct {
 	monitors []texpr.Monitor
 	events   []eventInfo // cycle c is events[c-1]
+	// endedAt: the group ended after this many events and was taken up
+	// again (resumed.go); 0 if not. decidedAtEnd are the evaluations that
+	// end decided, whose later verdicts are not reported again.
+	endedAt      int
+	decidedAtEnd []evaluation
 }
 
 type eventInfo struct {
@@ -122,6 +127,9 @@ func (r *Runner) Step(key string, g *Group, events []Event) []Verdict {
 		g.events = append(g.events, eventInfo{ev.Name, ev.Time, ev.Bits})
 		for i := range g.monitors {
 			for _, v := range g.monitors[i].Step(texpr.Event{Bits: ev.Bits, Time: ev.Time, Ref: len(g.events) - 1, Captures: ev.Captures}) {
+				if g.reportedAtEnd(i, v.Start) {
+					continue
+				}
 				out = append(out, r.verdict(key, g, i, v, ev.Span, true, false))
 			}
 		}
@@ -190,10 +198,13 @@ func (r *Runner) finish(key string, g *Group, span ptrace.Span, attached bool) [
 	var out []Verdict
 	for i := range g.monitors {
 		for _, v := range g.monitors[i].Finish() {
+			if g.reportedAtEnd(i, v.Start) {
+				continue
+			}
 			out = append(out, r.verdict(key, g, i, v, span, attached, true))
 		}
 	}
-	g.events = g.events[:0]
+	g.events, g.endedAt, g.decidedAtEnd = g.events[:0], 0, nil
 	return out
 }
 
