@@ -168,9 +168,9 @@ func (w *worker[G]) giveUp(ctx context.Context, cp Checkpointer[G], key string) 
 		w.s.opened(-1)
 		w.s.slept(-1)
 		saved = data
-	} else if data, ok := w.retained.Remove(key); ok {
-		w.takeBackEnd(key, data)
-		saved = data
+	} else if seen, ok := w.retained.Seen(key); ok {
+		data, _ := w.retained.Remove(key)
+		saved = w.takeBackEnd(cp, key, seen, data)
 	} else {
 		return nil
 	}
@@ -189,19 +189,22 @@ func (w *worker[G]) giveUp(ctx context.Context, cp Checkpointer[G], key string) 
 }
 
 // takeBackEnd tells a Resumer that the kept group key, in its saved form
-// data, goes on elsewhere: what its End did is taken back here, where it
-// will not end again (the member taking it over ends it).
-func (w *worker[G]) takeBackEnd(key string, data []byte) {
+// data, goes on elsewhere after its end, and returns the form to hand over:
+// the group as Resumed left it (temporalcheck: with where its end was, so
+// that the peer does not report that end again), or data when there is no
+// Resumer or the group cannot be rebuilt.
+func (w *worker[G]) takeBackEnd(cp Checkpointer[G], key string, seen int64, data []byte) []byte {
 	r, ok := w.s.eval.(Resumer[G])
 	if !ok {
-		return
+		return data
 	}
 	g, err := w.rebuild(data, "kept group")
 	if err != nil {
 		w.s.Warnings.Once("hand-over-resume", "a kept group handed over could not be rebuilt to take its end back; the tier may count its end twice", zap.String("group", key), zap.Error(err))
-		return
+		return data
 	}
 	r.Resumed(key, g.state)
+	return w.saveGroup(cp, key, seen, g)
 }
 
 // takeOver is group key taken over from the tier, or nil: none holds it,

@@ -219,6 +219,51 @@ func TestAPauseLongerThanGroupTimeoutContinuesTheConversation(t *testing.T) {
 	}
 }
 
+// handedFrom is a tier of one other member, asked directly.
+type handedFrom struct{ other *temporalProcessor }
+
+func (h handedFrom) TakeOver(ctx context.Context, key, fingerprint string) ([]byte, bool, error) {
+	return h.other.HandOver(ctx, key, fingerprint)
+}
+
+// A kept conversation a rescale moves to another member is taken up there
+// after its end as it would be here: the new member does not report again
+// what the end, at the old member, decided.
+func TestAConversationHandedOverAfterItsEndDoesNotReportTheEndAgain(t *testing.T) {
+	c := weatherConfig()
+	c.Assertions[0].OnEnd = "fail"
+	clock := &lockedClock{t: time.Unix(1_800_000_000, 0)}
+	old, oldSink := startProcessor(t, c, clock)
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), c, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := p.(*temporalProcessor)
+	moved.UseClock(clock.now)
+	moved.UseTier(handedFrom{old})
+	if err := moved.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.ConsumeTraces(context.Background(), weatherTurn(1, "paused", "transfer_to_weather")); err != nil {
+		t.Fatal(err)
+	}
+	old.Tick(clock.add(15 * time.Second))
+	old.Tick(clock.add(10 * time.Minute)) // ends idle: te3 fails, kept
+	if err := moved.ConsumeTraces(context.Background(), weatherTurn(13, "paused", "say_goodbye")); err != nil {
+		t.Fatal(err)
+	}
+	moved.Tick(clock.add(15 * time.Second))
+	shutdown(t, old)
+	shutdown(t, moved)
+	if got, want := failures(oldSink), []string{`te3 paused-end ""`}; !slices.Equal(got, want) {
+		t.Errorf("the old member: %q, want %q", got, want)
+	}
+	if got := failures(sink); len(got) != 0 {
+		t.Errorf("the new member reported %q: the end at the old member had reported te3", got)
+	}
+}
+
 // A conversation taken up after its end (within retention) does not report
 // again what its end decided: te3 (on_end: fail) failed at the end, and the
 // goodbye after the pause, which fails the same evaluation, reports nothing;

@@ -49,8 +49,10 @@ func (r *Runner) decidedAtEnd(g *Group) []evaluation {
 	return decided
 }
 
-// reportedAtEnd reports whether assertion i's evaluation that started at
-// cycle start was decided, and reported, at the group's earlier end.
-func (g *Group) reportedAtEnd(i, start int) bool {
-	return slices.Contains(g.decidedAtEnd, evaluation{i, start})
+// reportedAtEnd reports whether v, a verdict of assertion i, is one of an
+// evaluation the group's earlier end decided and reported. An Error (too
+// many live evaluations, abandoned) is not: its Start is only the oldest
+// abandoned one's, and it covers those begun after the end too.
+func (g *Group) reportedAtEnd(i int, v texpr.Verdict) bool {
+	return v.Kind != texpr.Error && slices.Contains(g.decidedAtEnd, evaluation{i, v.Start})
 }

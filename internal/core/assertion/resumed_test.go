@@ -5,6 +5,8 @@ package assertion
 import (
 	"slices"
 	"testing"
+
+	"github.com/agentguard/agentguard/internal/core/texpr"
 )
 
 // A group taken up after its end does not report again what its end
@@ -65,5 +67,39 @@ func TestRestoreGroupRefusesAnEndBeyondItsEvents(t *testing.T) {
 		if _, err := r.RestoreGroup(append(slices.Clone(saved), mark)); err == nil {
 			t.Errorf("an end mark of %d over 1 event restored", mark)
 		}
+	}
+}
+
+// An Error (more live evaluations than max_threads, abandoned) after a
+// group is taken up is reported, although its start is an evaluation the
+// end decided: it covers those begun after the end too.
+func TestAResumedGroupReportsItsThreadCap(t *testing.T) {
+	compiled, err := Compile([]Config{{Name: "te", Always: "ok * (1,1000) + a", OnEnd: "fail"}}, []string{"a"}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRunner(compiled, Options{})
+	g := r.NewGroup()
+	r.Step("k", g, []Event{{Name: "ev"}, {Name: "ev"}})
+	kept := r.AppendGroup(nil, g)
+	if vs := r.End("k", g); len(vs) == 0 {
+		t.Fatal("the end decided nothing")
+	}
+	g, err = r.RestoreGroup(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Resumed(g)
+	var first *Verdict
+	for range 3 {
+		for _, v := range r.Step("k", g, []Event{{Name: "ev"}}) {
+			if v.Kind == texpr.Error && first == nil {
+				first = &v
+			}
+		}
+	}
+	// The first cap abandons evaluations begun at 1 (the end failed it) to 3.
+	if first == nil || first.Start != 1 {
+		t.Errorf("the thread cap's first error after the group was taken up: %+v, want one from event 1", first)
 	}
 }

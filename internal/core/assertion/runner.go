@@ -127,7 +127,7 @@ func (r *Runner) Step(key string, g *Group, events []Event) []Verdict {
 		g.events = append(g.events, eventInfo{ev.Name, ev.Time, ev.Bits})
 		for i := range g.monitors {
 			for _, v := range g.monitors[i].Step(texpr.Event{Bits: ev.Bits, Time: ev.Time, Ref: len(g.events) - 1, Captures: ev.Captures}) {
-				if g.reportedAtEnd(i, v.Start) {
+				if g.reportedAtEnd(i, v) {
 					continue
 				}
 				out = append(out, r.verdict(key, g, i, v, ev.Span, true, false))
@@ -198,7 +198,7 @@ func (r *Runner) finish(key string, g *Group, span ptrace.Span, attached bool) [
 	var out []Verdict
 	for i := range g.monitors {
 		for _, v := range g.monitors[i].Finish() {
-			if g.reportedAtEnd(i, v.Start) {
+			if g.reportedAtEnd(i, v) {
 				continue
 			}
 			out = append(out, r.verdict(key, g, i, v, span, attached, true))
