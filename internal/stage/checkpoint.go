@@ -290,6 +290,7 @@ func (s *Stage[G]) openStorage(ctx context.Context, host component.Host) (lost b
 	if err != nil {
 		s.logger.Error("the checkpoint cannot be read: starting without it; its conversations' verdicts are marked partial in the warm-up",
 			zap.Stringer("storage", id), zap.Error(err))
+		s.unreadAtStart = true
 		return true, nil
 	}
 	if data == nil && len(states) == 0 {

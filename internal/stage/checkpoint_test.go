@@ -195,6 +195,28 @@ func TestACrashBeforeAnyTurnStartsAWarmUp(t *testing.T) {
 	}
 }
 
+// A start that cannot read the checkpoint in storage writes none over it:
+// a restart once the disk reads again finds it.
+func TestAStartThatCannotReadTheCheckpointLeavesIt(t *testing.T) {
+	store := checkpointtest.NewStore()
+	clock := time.Unix(1_800_000_000, 0)
+	s := startWith(t, store, newRecorder(), &clock, true)
+	feed(t, s, &clock, 0, "a")
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := store.Get(stageID, checkpointKey)
+	store.GetFail = errors.New("input/output error")
+	startWith(t, store, newRecorder(), &clock, false)
+	store.GetFail = nil
+	if after := store.Get(stageID, checkpointKey); !bytes.Equal(after, before) {
+		t.Error("the start wrote a checkpoint over the one it could not read")
+	}
+	if s, _ := restartOn(t, store, storageConfig(), &clock); s.OpenGroups() != 1 {
+		t.Errorf("%d groups restored once the disk reads again, want a", s.OpenGroups())
+	}
+}
+
 // A checkpoint that cannot be restored does not stop the start: it is
 // logged, nothing of it is restored, and the warm-up marks the groups.
 func TestBadCheckpointStartsWithout(t *testing.T) {

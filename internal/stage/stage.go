@@ -116,7 +116,10 @@ type Stage[G any] struct {
 	states  *stateLog      // the state of groups judged since the checkpoint, in store
 	// subsumed is state entries the next checkpoint holds the effect of and
 	// deletes: read at start, or left by a checkpoint that failed. Under tickMu.
-	subsumed       []uint64
+	subsumed []uint64
+	// unreadAtStart: the checkpoint or the journal could not be read at
+	// start (Start writes no checkpoint over them).
+	unreadAtStart  bool
 	tier           Tier      // the other collectors, to take over groups from; nil alone
 	lastCheckpoint time.Time // under tickMu
 
@@ -214,6 +217,7 @@ func (s *Stage[G]) Start(ctx context.Context, host component.Host) error {
 		if s.store != nil {
 			if err := s.replayJournal(ctx); err != nil {
 				s.logger.Error("the journal of held spans cannot be read: the spans a crash left in it are not replayed", zap.Error(err))
+				s.unreadAtStart = true
 			}
 		}
 	}
@@ -222,7 +226,7 @@ func (s *Stage[G]) Start(ctx context.Context, host component.Host) error {
 	}
 	s.health.start(host)
 	s.ensureWorkers()
-	if s.store != nil {
+	if s.store != nil && !s.unreadAtStart {
 		// A checkpoint that is not a shutdown's, at once: a crash from here
 		// on must find one, or a first start, or one from a shutdown's
 		// checkpoint, would look clean after it and start no warm-up. And
@@ -230,6 +234,9 @@ func (s *Stage[G]) Start(ctx context.Context, host component.Host) error {
 		// entries after it begin (an older build's, or a log that could not
 		// be read or applied, or one that cannot be restored): entries
 		// written before a new one would not be applied after a crash.
+		// Not over a checkpoint or journal that could not be read (an I/O
+		// error may pass): a restart before the first periodic checkpoint
+		// can still read them.
 		s.checkpoint(ctx, s.now(), false)
 	}
 	s.clock.start(s.cfg.interval(), func() { s.tick(s.now(), false) })

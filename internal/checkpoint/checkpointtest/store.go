@@ -22,6 +22,8 @@ type Store struct {
 	data map[string]map[string][]byte // client name -> key -> value
 	// Fail, if set, is returned by every Set.
 	Fail error
+	// GetFail, if set, is returned by every Get: a disk that cannot be read.
+	GetFail error
 	// OpenFail, if set, is returned by GetClient: a file that cannot be
 	// opened (truncated, corrupt).
 	OpenFail error
@@ -89,6 +91,9 @@ type client struct {
 func (c *client) Get(_ context.Context, key string) ([]byte, error) {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
+	if c.s.GetFail != nil {
+		return nil, c.s.GetFail
+	}
 	v := c.s.data[c.name][key]
 	if v == nil {
 		return nil, nil
