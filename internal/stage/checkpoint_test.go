@@ -142,9 +142,10 @@ func TestCrashRestoresWhatWasJudged(t *testing.T) {
 	}
 }
 
-// A crash before the first checkpoint: the groups judged are restored from
-// the state log alone; a checkpoint then holds them, and deletes the log's
-// entries in the batch that writes it.
+// A crash before the first periodic checkpoint: the groups judged are
+// restored from the state log over the checkpoint the start wrote (which
+// holds none); a checkpoint then holds them, and deletes the log's entries
+// in the batch that writes it.
 func TestCrashBeforeTheFirstCheckpoint(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)

@@ -4,8 +4,9 @@
 // the real distribution (make dist): a collector judges the first turn of
 // each conversation, checkpoints, and is killed with SIGKILL; a new one on
 // the same file_storage directory gets the second turns (a second run kills
-// it before any checkpoint: the state written with the spans it passed on
-// restores the conversations). Each conversation
+// it before any periodic checkpoint, the only one written that at its start,
+// before any turn: the state written with the spans it passed on restores
+// the conversations). Each conversation
 // violates te3 across the two turns (the transfer to the weather agent, then
 // a goodbye instead of an answer). It prints how many violations came after
 // the restart, and how many were marked agentguard.history, with storage
@@ -152,7 +153,7 @@ const (
 
 // run plays the first turns into one collector, kills it once it has
 // checkpointed them (uncheckpointed: once it has passed them on, its first
-// checkpoint an hour away), and plays the second turns into the next.
+// periodic checkpoint an hour away), and plays the second turns into the next.
 func run(bin string, n int, mode string) (got, marked int, err error) {
 	storage := mode != withoutStorage
 	sink, err := harness.StartLogSink()
