@@ -82,13 +82,13 @@ func TestCrashLosesNoAcknowledgedSpan(t *testing.T) {
 }
 
 // A span passed on and judged after the last checkpoint is not replayed:
-// its effect is lost with the crash (the group is marked partial by the
-// warm-up), but it is not passed on twice.
+// its effect is in the state log (its group restored as judged), and it is
+// neither judged nor passed on twice.
 func TestJournalForgetsWhatWasPassedOn(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)
 	s := startOn(t, store, storageConfig(), newRecorder(), new(consumertest.TracesSink), &clock)
-	feed(t, s, &clock, 0, "a") // judged and passed on; no checkpoint yet
+	feed(t, s, &clock, 0, "a") // judged and passed on after the start's checkpoint
 	for _, k := range store.Keys(stageID) {
 		if strings.HasPrefix(k, journalEntryPrefix) {
 			t.Errorf("entry %q still in the journal after its spans were passed on", k)
