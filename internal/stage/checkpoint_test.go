@@ -83,6 +83,20 @@ func restartOn(t *testing.T, store *checkpointtest.Store, cfg Config, clock *tim
 	return startOn(t, store, cfg, r, new(consumertest.TracesSink), clock), r
 }
 
+// shutDownHolding runs a first collector on the store that takes one turn
+// of each conversation and shuts down: the store then holds a shutdown's
+// checkpoint of them.
+func shutDownHolding(t *testing.T, store *checkpointtest.Store, clock *time.Time, convs ...string) {
+	t.Helper()
+	s := startWith(t, store, newRecorder(), clock, true)
+	for turn, conv := range convs {
+		feed(t, s, clock, turn, conv)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A shutdown checkpoints the open groups instead of ending them; the next
 // start restores them, unmarked, with no warm-up (nothing came after).
 func TestShutdownCheckpointRestoresEveryGroup(t *testing.T) {
@@ -181,11 +195,7 @@ func TestACrashBeforeAnyTurnStartsAWarmUp(t *testing.T) {
 		store := checkpointtest.NewStore()
 		clock := time.Unix(1_800_000_000, 0)
 		if after == "a clean restart" {
-			s := startWith(t, store, newRecorder(), &clock, true)
-			feed(t, s, &clock, 0, "a")
-			if err := s.Shutdown(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			shutDownHolding(t, store, &clock, "a")
 		}
 		startWith(t, store, newRecorder(), &clock, after == "a first start") // killed before any turn
 		s, r := restartOn(t, store, storageConfig(), &clock)
@@ -201,11 +211,7 @@ func TestACrashBeforeAnyTurnStartsAWarmUp(t *testing.T) {
 func TestAStartThatCannotReadTheCheckpointLeavesIt(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)
-	s := startWith(t, store, newRecorder(), &clock, true)
-	feed(t, s, &clock, 0, "a")
-	if err := s.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	shutDownHolding(t, store, &clock, "a")
 	before := store.Get(stageID, checkpointKey)
 	store.GetFail = errors.New("input/output error")
 	startWith(t, store, newRecorder(), &clock, false)
@@ -379,12 +385,7 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 func TestCheckpointWithAGroupTwiceRestoresNothing(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)
-	s := startWith(t, store, newRecorder(), &clock, true)
-	feed(t, s, &clock, 0, "a")
-	feed(t, s, &clock, 1, "b")
-	if err := s.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	shutDownHolding(t, store, &clock, "a", "b")
 	data := store.Get(stageID, checkpointKey)
 	d, err := decodeCheckpoint(data)
 	h, saved := d.header, d.groups

@@ -136,11 +136,7 @@ func TestStatesAreNotAppliedOverAnOlderBuildsCheckpoint(t *testing.T) {
 func TestAnUnreadableStateLogMarksTheRestoredGroups(t *testing.T) {
 	store := checkpointtest.NewStore()
 	clock := time.Unix(1_800_000_000, 0)
-	s := startWith(t, store, newRecorder(), &clock, true)
-	feed(t, s, &clock, 0, "a")
-	if err := s.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	shutDownHolding(t, store, &clock, "a")
 	store.Put(stageID, stateNextKey, []byte{1, 2, 3}) // damaged
 	s2, r := restartOn(t, store, storageConfig(), &clock)
 	feed(t, s2, &clock, 1, "a")
