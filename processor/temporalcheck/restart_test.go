@@ -93,6 +93,16 @@ func startProcessor(t *testing.T, cfg *Config, clock *lockedClock) (*temporalPro
 // startProcessorOn is startProcessor on host.
 func startProcessorOn(t *testing.T, cfg *Config, clock *lockedClock, host component.Host) (*temporalProcessor, *consumertest.TracesSink) {
 	t.Helper()
+	tp, sink := newClockedOn(t, cfg, clock)
+	if err := tp.Start(context.Background(), host); err != nil {
+		t.Fatal(err)
+	}
+	return tp, sink
+}
+
+// newClockedOn creates the processor on the test's clock, not started.
+func newClockedOn(t *testing.T, cfg *Config, clock *lockedClock) (*temporalProcessor, *consumertest.TracesSink) {
+	t.Helper()
 	sink := new(consumertest.TracesSink)
 	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
 	if err != nil {
@@ -100,9 +110,6 @@ func startProcessorOn(t *testing.T, cfg *Config, clock *lockedClock, host compon
 	}
 	tp := p.(*temporalProcessor)
 	tp.UseClock(clock.now)
-	if err := tp.Start(context.Background(), host); err != nil {
-		t.Fatal(err)
-	}
 	return tp, sink
 }
 
@@ -234,13 +241,7 @@ func TestAConversationHandedOverAfterItsEndDoesNotReportTheEndAgain(t *testing.T
 	c.Assertions[0].OnEnd = "fail"
 	clock := &lockedClock{t: time.Unix(1_800_000_000, 0)}
 	old, oldSink := startProcessor(t, c, clock)
-	sink := new(consumertest.TracesSink)
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), c, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	moved := p.(*temporalProcessor)
-	moved.UseClock(clock.now)
+	moved, sink := newClockedOn(t, c, clock)
 	moved.UseTier(handedFrom{old})
 	if err := moved.Start(context.Background(), componenttest.NewNopHost()); err != nil {
 		t.Fatal(err)
