@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/verdictattr"
 )
 
 // With the conversation routing, each collector of the tier and the lone
@@ -71,6 +73,7 @@ type answer struct {
 	Event    int      `json:"event"`
 	Stale    bool     `json:"stale"`
 	Reasons  []reason `json:"reasons"`
+	History  string   `json:"history"`
 }
 
 type reason struct {
@@ -93,8 +96,10 @@ func (a answer) String() string {
 
 // askAll asks each question of the lone collector and of one collector of
 // the tier (round robin: mostly not the one that holds it), all at once,
-// and lists where the two answers differ.
-func askAll(single string, tier []string, qs []question) (problems []string) {
+// and lists where the two answers differ: as marked where either answer
+// says its group is out_of_order (arrival raced there, as verdictProblems
+// accepts), else as problems.
+func askAll(single string, tier []string, qs []question) (problems, marked []string) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i, q := range qs {
@@ -109,13 +114,19 @@ func askAll(single string, tier []string, qs []question) (problems []string) {
 			case lone.Group == nil || lone.Stale:
 				problems = append(problems, fmt.Sprintf("decision on %s: the lone collector answered %s", q.conv, lone))
 			case lone.String() != fromTier.String():
-				problems = append(problems, fmt.Sprintf("decision on %s: the tier answered %s, the lone collector %s", q.conv, fromTier, lone))
+				line := fmt.Sprintf("decision on %s: the tier answered %s, the lone collector %s", q.conv, fromTier, lone)
+				if lone.History == verdictattr.HistoryOutOfOrder || fromTier.History == verdictattr.HistoryOutOfOrder {
+					marked = append(marked, line)
+				} else {
+					problems = append(problems, line)
+				}
 			}
 		})
 	}
 	wg.Wait()
 	slices.Sort(problems)
-	return problems
+	slices.Sort(marked)
+	return problems, marked
 }
 
 // decide asks one collector's decisions endpoint.

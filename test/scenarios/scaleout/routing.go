@@ -45,6 +45,7 @@ type routing struct {
 	riskTier         []string
 	questions        []question
 	decisionProblems []string
+	decisionsMarked  []string // answers that differ on a group marked out_of_order
 }
 
 // newRouting sets a routing up by name: trace or conversation.
@@ -242,7 +243,7 @@ func (r *routing) play(reqs [][]byte, singleAddr, routerAddr string) error {
 	}
 	if r.decisions {
 		// As hooks ask: after each conversation's last span, before it ends.
-		r.decisionProblems = askAll(r.riskSingle, r.riskTier, r.questions)
+		r.decisionProblems, r.decisionsMarked = askAll(r.riskSingle, r.riskTier, r.questions)
 	}
 	return r.finish()
 }
@@ -267,6 +268,7 @@ func (r *routing) judge(in map[string]int) outcome {
 	out.sampling = judgeSampling(in, spansByTrace(r.kept.Traces()), violatingTraces(out.tier))
 	out.problems = append(out.problems, out.sampling.problems...)
 	out.problems = append(out.problems, r.decisionProblems...)
+	out.marked = append(out.marked, r.decisionsMarked...)
 	return out
 }
 
@@ -302,8 +304,8 @@ func (r *routing) report(w io.Writer, out outcome) {
 	fmt.Fprintf(w, "  sampler: kept %d of %d traces with a violation, %d of %d others (%d%%)\n",
 		s.violatingKept, s.violating, s.restKept, s.rest, r.samplePercent)
 	if r.decisions {
-		fmt.Fprintf(w, "  decisions: %d conversations asked of one collector of the tier each (round robin) and of the single collector, after their last span: %d answers differ\n",
-			len(r.questions), len(r.decisionProblems))
+		fmt.Fprintf(w, "  decisions: %d conversations asked of one collector of the tier each (round robin) and of the single collector, after their last span: %d answers differ (%d more on a group marked out_of_order)\n",
+			len(r.questions), len(r.decisionProblems), len(r.decisionsMarked))
 	}
 	for _, m := range out.marked {
 		fmt.Fprintln(w, "  marked, so not a problem:", m)
