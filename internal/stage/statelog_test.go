@@ -155,18 +155,30 @@ func restoredAfterAKill(t *testing.T, s *Stage[*recGroup], store *checkpointtest
 	return after.OpenGroups()
 }
 
-// The first start after an upgrade (an older build's checkpoint, which does
-// not say where the state log after it begins) checkpoints before judging:
-// a crash then loses nothing judged after the start.
-func TestACrashAfterAnUpgradeLosesNoJudgedTurn(t *testing.T) {
-	store := checkpointtest.NewStore()
+// A start from a checkpoint whose state log mark it cannot use (an older
+// build's, which does not say where the log after it begins; another
+// configuration's, which it cannot restore) checkpoints before judging: a
+// crash then loses nothing judged after the start.
+func TestACrashAfterAStartFromAnUnusableCheckpointLosesNoJudgedTurn(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
-	store.Put(stageID, checkpointKey, versionFiveCheckpoint(clock, "a"))
-	cfg := storageConfig()
-	cfg.CheckpointEvery = time.Hour
-	s := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
-	if n := restoredAfterAKill(t, s, store, cfg, &clock, 2, "b"); n != 2 {
-		t.Errorf("%d groups restored, want a (the older build's checkpoint) and b (judged after the upgrade)", n)
+	other := appendHeader(nil, header{clean: true, fingerprint: "another configuration", written: clock}, 0)
+	for _, tc := range []struct {
+		name     string
+		stored   []byte
+		restored int
+		want     string
+	}{
+		{"an older build's", versionFiveCheckpoint(clock, "a"), 2, "a (the older build's checkpoint) and b (judged after the upgrade)"},
+		{"another configuration's", checkpoint.AppendUvarint(checkpoint.AppendUvarint(checkpoint.AppendUvarint(other, 0), 0), 0), 1, "b (judged after the start)"},
+	} {
+		store := checkpointtest.NewStore()
+		store.Put(stageID, checkpointKey, tc.stored)
+		cfg := storageConfig()
+		cfg.CheckpointEvery = time.Hour
+		s := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
+		if n := restoredAfterAKill(t, s, store, cfg, &clock, 2, "b"); n != tc.restored {
+			t.Errorf("%s: %d groups restored, want %s", tc.name, n, tc.want)
+		}
 	}
 }
 
@@ -188,20 +200,5 @@ func TestACrashAfterAnUnreadableStateLogLosesNoJudgedTurn(t *testing.T) {
 	s2 := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
 	if n := restoredAfterAKill(t, s2, store, cfg, &clock, 6, "b"); n != 6 {
 		t.Errorf("%d groups restored, want the 5 of the checkpoint and b", n)
-	}
-}
-
-// A checkpoint that cannot be restored (another configuration's) is
-// replaced at start: a crash then loses nothing judged after the start.
-func TestACrashAfterAnUnrestorableCheckpointLosesNoJudgedTurn(t *testing.T) {
-	store := checkpointtest.NewStore()
-	clock := time.Unix(1_800_000_000, 0)
-	other := appendHeader(nil, header{clean: true, fingerprint: "another configuration", written: clock}, 0)
-	store.Put(stageID, checkpointKey, checkpoint.AppendUvarint(checkpoint.AppendUvarint(checkpoint.AppendUvarint(other, 0), 0), 0))
-	cfg := storageConfig()
-	cfg.CheckpointEvery = time.Hour
-	s := startOn(t, store, cfg, newRecorder(), new(consumertest.TracesSink), &clock)
-	if n := restoredAfterAKill(t, s, store, cfg, &clock, 2, "b"); n != 1 {
-		t.Errorf("%d groups restored, want b (judged after the start)", n)
 	}
 }
