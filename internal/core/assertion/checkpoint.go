@@ -44,6 +44,15 @@ func (r *Runner) AppendGroup(b []byte, g *Group) []byte {
 	return b
 }
 
+// replay appends ev to g's events and replays it through g's monitors:
+// what a saved group's events rebuild.
+func (g *Group) replay(ev eventInfo) {
+	g.events = append(g.events, ev)
+	for m := range g.monitors {
+		g.monitors[m].Replay(texpr.Event{Bits: ev.bits, Time: ev.time, Ref: len(g.events) - 1})
+	}
+}
+
 // RestoreGroup rebuilds a group from what AppendGroup wrote, replaying its
 // events through new monitors; the verdicts the replay decides were
 // reported before the checkpoint and are dropped.
@@ -63,10 +72,7 @@ func (r *Runner) RestoreGroup(data []byte) (*Group, error) {
 			break
 		}
 		prev = t
-		g.events = append(g.events, eventInfo{name, t, bits})
-		for m := range g.monitors {
-			g.monitors[m].Replay(texpr.Event{Bits: bits, Time: t, Ref: len(g.events) - 1})
-		}
+		g.replay(eventInfo{name, t, bits})
 	}
 	if rd.Len() > 0 && rd.Err() == nil {
 		ended := rd.Uvarint("ended at")

@@ -33,10 +33,8 @@ func (r *Runner) decidedAtEnd(g *Group) []evaluation {
 		return nil
 	}
 	ended := r.NewGroup()
-	for c, ev := range g.events[:g.endedAt] {
-		for m := range ended.monitors {
-			ended.monitors[m].Replay(texpr.Event{Bits: ev.bits, Time: ev.time, Ref: c})
-		}
+	for _, ev := range g.events[:g.endedAt] {
+		ended.replay(ev)
 	}
 	var decided []evaluation
 	for i := range ended.monitors {
