@@ -138,7 +138,7 @@ func cpuPerSpan(o options, sk *sink, run cpuRun, log, profile string) (float64, 
 	if err != nil {
 		return 0, err
 	}
-	retries, err := harness.SendAllTraces(otlp, run.load.requests, o.senders)
+	retries, err := send(o, otlp, run.load.requests)
 	if err != nil {
 		return 0, err
 	}
@@ -160,6 +160,17 @@ func cpuPerSpan(o options, sk *sink, run cpuRun, log, profile string) (float64, 
 		}
 	}
 	return (after - before).Seconds() * 1e6 / float64(run.load.spans), nil
+}
+
+// send posts a run's requests: paced (-every), or as fast as the senders
+// can. It returns how many were refused and sent again.
+func send(o options, otlp string, requests [][]byte) (int, error) {
+	if o.every == 0 {
+		return harness.SendAllTraces(otlp, requests, o.senders)
+	}
+	var retries int
+	err := sendPaced(otlp, requests, o.every, nil, func(n int) { retries += n })
+	return retries, err
 }
 
 // cpuResult sets a row's two runs side by side, round by round.

@@ -40,7 +40,7 @@ func logLatency(o options, sk *sink) (result, error) {
 	}
 	defer col.Kill()
 	sk.reset()
-	if err := sendPaced(otlp, l.requests, episodeEvery, func(i int) { sk.sending(l.traceIDs[i], time.Now()) }); err != nil {
+	if err := sendPaced(otlp, l.requests, episodeEvery, func(i int) { sk.sending(l.traceIDs[i], time.Now()) }, nil); err != nil {
 		return result{}, err
 	}
 	if err := sk.waitSpans(l.spans, col.Alive); err != nil {

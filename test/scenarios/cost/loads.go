@@ -164,16 +164,21 @@ func groupTrace(n int) ptrace.Traces {
 
 // sendPaced posts the requests one after another, request i at the start
 // plus i times every (at once when the collector took longer), calling
-// before(i), if not nil, just before request i is sent: a steady load well
+// before(i), if not nil, just before request i is sent, and retried(n), if
+// not nil, with the times it was refused and sent again: a steady load well
 // below what saturates the collector.
-func sendPaced(addr string, requests [][]byte, every time.Duration, before func(int)) error {
+func sendPaced(addr string, requests [][]byte, every time.Duration, before, retried func(int)) error {
 	began := time.Now()
 	for i, body := range requests {
 		time.Sleep(time.Until(began.Add(time.Duration(i) * every)))
 		if before != nil {
 			before(i)
 		}
-		if _, err := harness.PostTracesRetrying(addr, body); err != nil {
+		n, err := harness.PostTracesRetrying(addr, body)
+		if retried != nil {
+			retried(n)
+		}
+		if err != nil {
 			return fmt.Errorf("request %d of %d: %w", i+1, len(requests), err)
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentguard/agentguard/test/harness"
 )
@@ -39,16 +40,17 @@ const defaultWeather = "examples/weather/collector.yaml"
 
 // options are the flags, and where the run's files go.
 type options struct {
-	rounds  int          // rows 1–3: each configuration once a round
-	n       int          // episodes (conversations) per configuration a round, and for row 5
-	groups  int          // row 4's open groups
-	senders int          // rows 1–3's concurrent senders
-	bench   bool         // row 6
-	bin     string       // the built collector
-	rows    map[int]bool // the rows to measure
-	dir     string       // the configurations written and the collectors' logs
-	profile string       // rows 1–3: where each run's CPU and allocation profiles go ("": none)
-	weather string       // row 3's temporalcheck configuration
+	rounds  int           // rows 1–3: each configuration once a round
+	n       int           // episodes (conversations) per configuration a round, and for row 5
+	groups  int           // row 4's open groups
+	senders int           // rows 1–3's concurrent senders
+	every   time.Duration // rows 1–3: requests one after another this far apart (0: as fast as the senders go)
+	bench   bool          // row 6
+	bin     string        // the built collector
+	rows    map[int]bool  // the rows to measure
+	dir     string        // the configurations written and the collectors' logs
+	profile string        // rows 1–3: where each run's CPU and allocation profiles go ("": none)
+	weather string        // row 3's temporalcheck configuration
 	// profileSeconds is how long each CPU run is profiled, from its first
 	// request (-n 1500 runs last about as long as the default).
 	profileSeconds int
@@ -78,6 +80,7 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.n, "n", 1500, "episodes (weather: conversations) per configuration per round, and row 5's episodes")
 	flag.IntVar(&o.groups, "groups", 20000, "row 4: open conversation groups")
 	flag.IntVar(&o.senders, "senders", 4, "rows 1-3: concurrent senders")
+	flag.DurationVar(&o.every, "every", 0, "rows 1-3: send the requests one after another this far apart, a steady load below saturation, instead of as fast as -senders can (0)")
 	flag.BoolVar(&o.bench, "bench", true, "row 6: run temporalcheck's ThroughputParallel benchmark at 1 and 2 cores")
 	flag.StringVar(&o.bin, "collector", "dist/otelcol-agentguard", "the built collector")
 	flag.StringVar(&o.profile, "profile", "", "write each CPU run's profile and allocations (rows 1-3) and each collector's heap (row 4) to this directory, from the collector's pprof extension")
@@ -87,6 +90,9 @@ func parseFlags() (options, error) {
 	flag.Parse()
 	if o.rounds < 1 || o.n < 1 || o.groups < 1 || o.senders < 1 || o.profileSeconds < 1 {
 		return o, errors.New("-rounds, -n, -groups, -senders and -profile-seconds must be at least 1")
+	}
+	if o.every < 0 {
+		return o, errors.New("-every must not be negative")
 	}
 	var err error
 	o.rows, err = parseRows(*rows)
@@ -150,8 +156,12 @@ func run(o options, w io.Writer) error {
 }
 
 func printTable(w io.Writer, o options, loadAtStart string, results []result, loadAtEnd string) {
-	fmt.Fprintf(w, "cost of %s: %d round(s), %d episodes (weather: conversations) per configuration a round, %d senders, %d groups\n\n",
-		o.bin, o.rounds, o.n, o.senders, o.groups)
+	sending := fmt.Sprintf("%d senders", o.senders)
+	if o.every > 0 {
+		sending = fmt.Sprintf("one request every %v", o.every)
+	}
+	fmt.Fprintf(w, "cost of %s: %d round(s), %d episodes (weather: conversations) per configuration a round, %s, %d groups\n\n",
+		o.bin, o.rounds, o.n, sending, o.groups)
 	fmt.Fprintf(w, "load at start: %s\n\n", loadAtStart)
 	fmt.Fprintln(w, "| # | measure | figure | goal | met |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")

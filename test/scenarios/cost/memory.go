@@ -64,7 +64,7 @@ func rssAfter(o options, sk *sink, s setup, l *load, log string) ([2]int64, erro
 	}
 	defer col.Kill()
 	sk.reset()
-	if err := sendPaced(otlp, l.requests, groupsEvery, nil); err != nil {
+	if err := sendPaced(otlp, l.requests, groupsEvery, nil, nil); err != nil {
 		return rss, fmt.Errorf("%s: %w", s.name, err)
 	}
 	if err := sk.waitSpans(l.spans, col.Alive); err != nil {
