@@ -23,10 +23,10 @@ import (
 	"github.com/agentguard/agentguard/test/harness"
 )
 
-// Its waits: a trace is judged root_wait after its root span came (wait
+// The weather example's waits: a trace is judged root_wait after its root span came (wait
 // after its last span when the root is missing).
 const (
-	rootWait = 500 * time.Millisecond
+	rootWait = 100 * time.Millisecond
 	wait     = 2 * time.Second
 )
 
