@@ -10,6 +10,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/core/sequence"
+	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
 // groupTrace is one turn of conversation n: a single say_hello call.
@@ -58,14 +61,8 @@ func openGroupCost(t *testing.T, groups int, compactAfter time.Duration) float64
 		c.MaxTraces = 2 * groups
 		c.CompactAfter = &compactAfter
 	})
-	heap := func() uint64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
 	p.Sync() // the workers' own start-up allocations are not the groups'
-	before := heap()
+	before := liveHeap()
 	for n := 0; n < groups; n += 1000 {
 		batch := ptrace.NewTraces()
 		for i := n; i < n+1000; i++ {
@@ -76,7 +73,7 @@ func openGroupCost(t *testing.T, groups int, compactAfter time.Duration) float64
 	clock.t = clock.t.Add(time.Minute)
 	p.Tick(clock.t)
 	sink.Reset() // the spans have left
-	after := heap()
+	after := liveHeap()
 	if open := p.OpenGroups(); open != groups {
 		t.Fatalf("%d groups open, want %d", open, groups)
 	}
@@ -85,4 +82,76 @@ func openGroupCost(t *testing.T, groups int, compactAfter time.Duration) float64
 	}
 	shutdown(t, p)
 	return float64(after-before) / float64(groups)
+}
+
+// A conversation of ADK's failing weather run (two turns, three violations
+// of te1, their explanations reported) costs at most 2 400 bytes of heap
+// while it stays in memory, its spans gone: its monitors keep their live
+// evaluations and its events, not the explanation trees of the verdicts
+// already reported (2 688 bytes when they did). The garbage collector marks
+// this at every collection for every conversation kept in memory.
+func TestOpenADKConversationCost(t *testing.T) {
+	const groups, bound = 5000, 2400
+	turns := []ptrace.Traces{fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"), fixtures.Traces(t, "adk-weather/adk-bad-43-1.json")}
+	noCompaction := time.Duration(0)
+	p, sink, clock := newClockedProcessor(t, "paper", func(c *Config) {
+		c.GroupBy = "conversation"
+		c.MaxTraces = 4 * groups
+		c.CompactAfter = &noCompaction
+	})
+	p.Sync()
+	before := liveHeap()
+	for i := range groups {
+		for _, turn := range turns {
+			feed(t, p, asConversation(turn, i))
+		}
+		if i%1000 == 999 {
+			clock.t = clock.t.Add(time.Second)
+			p.Tick(clock.t)
+			sink.Reset()
+		}
+	}
+	clock.t = clock.t.Add(time.Minute)
+	p.Tick(clock.t)
+	sink.Reset() // the spans have left
+	perGroup := float64(liveHeap()-before) / groups
+	if open := p.OpenGroups(); open != groups {
+		t.Fatalf("%d groups open, want %d", open, groups)
+	}
+	shutdown(t, p)
+	t.Logf("%.0f bytes of heap per open conversation", perGroup)
+	if perGroup > bound {
+		t.Errorf("an open conversation costs %.0f bytes, more than %d", perGroup, bound)
+	}
+}
+
+// asConversation is a copy of a recorded turn made conversation i: its
+// trace IDs' first bytes i, its conversation keys conversation-i.
+func asConversation(src ptrace.Traces, i int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	src.CopyTo(td)
+	conv := fmt.Sprintf("conversation-%d", i)
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				id := sp.TraceID()
+				id[0], id[1], id[2], id[3] = byte(i), byte(i>>8), byte(i>>16), byte(i>>24)
+				sp.SetTraceID(id)
+				for _, key := range sequence.ConversationKeys() {
+					if _, ok := sp.Attributes().Get(key); ok {
+						sp.Attributes().PutStr(key, conv)
+					}
+				}
+			}
+		}
+	}
+	return td
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

@@ -132,6 +132,7 @@ func (r *Runner) Step(key string, g *Group, events []Event) []Verdict {
 				}
 				out = append(out, r.verdict(key, g, i, v, ev.Span, true, false))
 			}
+			g.monitors[i].ForgetVerdicts()
 		}
 		if r.opts.MaxEventsPerGroup > 0 && len(g.events) >= r.opts.MaxEventsPerGroup {
 			out = append(out, r.finish(key, g, ev.Span, true)...)
@@ -203,6 +204,7 @@ func (r *Runner) finish(key string, g *Group, span ptrace.Span, attached bool) [
 			}
 			out = append(out, r.verdict(key, g, i, v, span, attached, true))
 		}
+		g.monitors[i].ForgetVerdicts()
 	}
 	g.events, g.endedAt, g.decidedAtEnd = g.events[:0], 0, nil
 	return out

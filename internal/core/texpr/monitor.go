@@ -210,6 +210,16 @@ func (m *Monitor) clearVerdicts() {
 	}
 }
 
+// ForgetVerdicts lets go of what the last Step or Finish returned, once the
+// caller has taken what it needs of it: the monitor of an open group would
+// otherwise keep its last verdicts' explanation trees until its group's next
+// event, and the garbage collector would mark them at every collection.
+func (m *Monitor) ForgetVerdicts() {
+	if m.run != nil && len(m.run.verdicts) > 0 {
+		m.run.verdicts = nil // verdicts are rare: the next one allocates again
+	}
+}
+
 // NewMonitor returns a monitor for a. Its expression may use at most
 // MaxPredicates predicates.
 func NewMonitor(a Assertion) *Monitor {

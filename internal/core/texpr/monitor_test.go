@@ -71,6 +71,29 @@ func TestFailAtEndHasTree(t *testing.T) {
 	}
 }
 
+// A verdict's explanation is the caller's once it has it: after
+// ForgetVerdicts the monitor keeps no reference to it, and the verdicts the
+// caller took are unchanged.
+func TestForgetVerdictsKeepsNoTree(t *testing.T) {
+	names, evs := signalEvents(map[string]string{"x": "01", "r": "00"})
+	e, _ := Parse("x >> r", names)
+	m := NewMonitor(Assertion{Expr: e, OnEnd: EndFail, Trees: TreesViolations})
+	for _, ev := range evs {
+		m.Step(ev)
+	}
+	vs := m.Finish()
+	if len(vs) != 1 || !vs[0].Violation || len(vs[0].Trees) != 1 {
+		t.Fatalf("verdicts %+v", vs)
+	}
+	m.ForgetVerdicts()
+	if m.run.verdicts != nil {
+		t.Errorf("the monitor keeps %d verdicts after ForgetVerdicts", len(m.run.verdicts))
+	}
+	if len(vs[0].Trees) != 1 {
+		t.Error("the caller's verdict lost its tree")
+	}
+}
+
 func TestNever(t *testing.T) {
 	sig := map[string]string{"a": "0110", "b": "0011"}
 	// never a + b: a at 2 then b at 3 is a violation; a at 3, b at 4 too.
