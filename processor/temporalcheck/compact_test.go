@@ -163,3 +163,39 @@ func TestOpenAndDormantGroupsAreGauged(t *testing.T) {
 	}
 	shutdown(t, p)
 }
+
+// BenchmarkTurnAfterAPause: what compact_after costs a conversation's next
+// turn. One op is one turn (a tool call) of one of 50 conversations of 20
+// turns each, a minute after the last turn: with compact_after 10s, every
+// turn finds its conversation dormant and rebuilds it by replaying its
+// events (up to 19 turns); with 0, it is still in memory.
+func BenchmarkTurnAfterAPause(b *testing.B) {
+	const conversations, turns = 50, 20
+	tools := []string{"transfer_to_greeting", "say_hello", "transfer_to_weather", "get_weather", "say_goodbye"}
+	for _, compactAfter := range []time.Duration{0, 10 * time.Second} {
+		b.Run(fmt.Sprintf("compact_after=%v", compactAfter), func(b *testing.B) {
+			cfg := weatherConfig()
+			cfg.CompactAfter, cfg.GroupTimeout, cfg.Workers = &compactAfter, 24*time.Hour, 1
+			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+			if err != nil {
+				b.Fatal(err)
+			}
+			tp := p.(*temporalProcessor)
+			clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+			tp.UseClock(clock.now)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				conv := fmt.Sprintf("c%d-%d", i%conversations, i/(conversations*turns))
+				if err := tp.ConsumeTraces(context.Background(), weatherTurn(i, conv, tools[i%len(tools)])); err != nil {
+					b.Fatal(err)
+				}
+				clock.t = clock.t.Add(time.Minute)
+				tp.Tick(clock.t)
+			}
+			b.ReportMetric(float64(tp.DormantGroups()), "dormant")
+			if err := tp.Shutdown(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
