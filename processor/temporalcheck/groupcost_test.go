@@ -84,14 +84,16 @@ func openGroupCost(t *testing.T, groups int, compactAfter time.Duration) float64
 	return float64(after-before) / float64(groups)
 }
 
-// A conversation of ADK's failing weather run (two turns, three violations
-// of te1, their explanations reported) costs at most 2 400 bytes of heap
-// while it stays in memory, its spans gone: its monitors keep their live
-// evaluations and its events, not the explanation trees of the verdicts
-// already reported (2 688 bytes when they did). The garbage collector marks
-// this at every collection for every conversation kept in memory.
+// A conversation of ADK's failing weather run (two turns, two violations
+// of te1, their explanations reported) costs at most 1 536 bytes of heap
+// while it stays in memory, its spans gone: its events, its history and its
+// live evaluations. Its monitors keep neither the explanation trees of the
+// verdicts they reported (2 688 bytes when they did) nor, when nothing runs,
+// their running part and its free evaluations (2 167 bytes when they did).
+// The garbage collector marks this at every collection for every
+// conversation kept in memory.
 func TestOpenADKConversationCost(t *testing.T) {
-	const groups, bound = 5000, 2400
+	const groups, bound, violations = 5000, 1536, 2
 	turns := []ptrace.Traces{fixtures.Traces(t, "adk-weather/adk-bad-43-0.json"), fixtures.Traces(t, "adk-weather/adk-bad-43-1.json")}
 	noCompaction := time.Duration(0)
 	p, sink, clock := newClockedProcessor(t, "paper", func(c *Config) {
@@ -101,6 +103,7 @@ func TestOpenADKConversationCost(t *testing.T) {
 	})
 	p.Sync()
 	before := liveHeap()
+	reported := 0
 	for i := range groups {
 		for _, turn := range turns {
 			feed(t, p, asConversation(turn, i))
@@ -108,13 +111,18 @@ func TestOpenADKConversationCost(t *testing.T) {
 		if i%1000 == 999 {
 			clock.t = clock.t.Add(time.Second)
 			p.Tick(clock.t)
+			reported += len(verdictsOf(sink))
 			sink.Reset()
 		}
 	}
 	clock.t = clock.t.Add(time.Minute)
 	p.Tick(clock.t)
+	reported += len(verdictsOf(sink))
 	sink.Reset() // the spans have left
 	perGroup := float64(liveHeap()-before) / groups
+	if reported != violations*groups {
+		t.Fatalf("%d violations reported, want %d a conversation", reported, violations)
+	}
 	if open := p.OpenGroups(); open != groups {
 		t.Fatalf("%d groups open, want %d", open, groups)
 	}

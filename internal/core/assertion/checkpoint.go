@@ -86,5 +86,6 @@ func (r *Runner) RestoreGroup(data []byte) (*Group, error) {
 	if err := rd.End("events"); err != nil {
 		return nil, err
 	}
+	g.rest()
 	return g, nil
 }

@@ -16,7 +16,11 @@ import (
 
 // NewScratch is a group to answer questions in, reused from one question to
 // the next by one goroutine: once warm, a replay allocates nothing.
-func (r *Runner) NewScratch() *Group { return r.NewGroup() }
+func (r *Runner) NewScratch() *Group {
+	g := r.NewGroup()
+	g.scratch = true
+	return g
+}
 
 // Hypothesis is what a group's next events would decide.
 type Hypothesis struct {

@@ -78,6 +78,22 @@ type Group struct {
 	// end decided, whose later verdicts are not reported again.
 	endedAt      int
 	decidedAtEnd []evaluation
+	// scratch: a question's group (NewScratch), replayed again and again,
+	// whose monitors keep what they need while running, so that a question
+	// allocates nothing once warm; an open group's monitors rest (rest).
+	scratch bool
+}
+
+// rest lets g's monitors go without what they keep only while something
+// runs or is to be reported, once its verdicts are taken: an open group
+// waits for its next event with its history and its live evaluations only.
+func (g *Group) rest() {
+	if g.scratch {
+		return
+	}
+	for i := range g.monitors {
+		g.monitors[i].Rest()
+	}
 }
 
 type eventInfo struct {
@@ -132,12 +148,12 @@ func (r *Runner) Step(key string, g *Group, events []Event) []Verdict {
 				}
 				out = append(out, r.verdict(key, g, i, v, ev.Span, true, false))
 			}
-			g.monitors[i].ForgetVerdicts()
 		}
 		if r.opts.MaxEventsPerGroup > 0 && len(g.events) >= r.opts.MaxEventsPerGroup {
 			out = append(out, r.finish(key, g, ev.Span, true)...)
 		}
 	}
+	g.rest() // once the events are in: a monitor between two of them keeps its free evaluations
 	return out
 }
 
@@ -204,8 +220,8 @@ func (r *Runner) finish(key string, g *Group, span ptrace.Span, attached bool) [
 			}
 			out = append(out, r.verdict(key, g, i, v, span, attached, true))
 		}
-		g.monitors[i].ForgetVerdicts()
 	}
+	g.rest()
 	g.events, g.endedAt, g.decidedAtEnd = g.events[:0], 0, nil
 	return out
 }

@@ -151,7 +151,7 @@ type root struct {
 // It is not safe for concurrent use.
 type Monitor struct {
 	a         *Assertion // its compiled expression is a.prog
-	run       *running   // nil until an evaluation outlives its start event or a verdict is reported
+	run       *running   // nil until an evaluation outlives its start event or a verdict is reported, and after Rest with nothing running
 	hist      []stored   // events from cycle base on: what a replay may need
 	base      int
 	cycle     int
@@ -210,13 +210,23 @@ func (m *Monitor) clearVerdicts() {
 	}
 }
 
-// ForgetVerdicts lets go of what the last Step or Finish returned, once the
-// caller has taken what it needs of it: the monitor of an open group would
-// otherwise keep its last verdicts' explanation trees until its group's next
-// event, and the garbage collector would mark them at every collection.
-func (m *Monitor) ForgetVerdicts() {
-	if m.run != nil && len(m.run.verdicts) > 0 {
-		m.run.verdicts = nil // verdicts are rare: the next one allocates again
+// Rest lets go of what the monitor needs only while something runs or is to
+// be reported, once the caller has taken the last Step's or Finish's verdicts:
+// the verdicts and their explanation trees, and, when no evaluation runs,
+// its running part with the free evaluations kept for reuse. A monitor of an
+// open group waits for the group's next event with its history and counters
+// only; the garbage collector marks what it keeps at every collection.
+func (m *Monitor) Rest() {
+	run := m.run
+	if run == nil {
+		return
+	}
+	if run.dm == nil && len(run.roots) == 0 && run.mach.live == 0 {
+		m.run = nil
+		return
+	}
+	if len(run.verdicts) > 0 {
+		run.verdicts = nil // verdicts are rare: the next one allocates again
 	}
 }
 

@@ -4,6 +4,7 @@ package texpr
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unsafe"
@@ -71,27 +72,71 @@ func TestFailAtEndHasTree(t *testing.T) {
 	}
 }
 
-// A verdict's explanation is the caller's once it has it: after
-// ForgetVerdicts the monitor keeps no reference to it, and the verdicts the
-// caller took are unchanged.
-func TestForgetVerdictsKeepsNoTree(t *testing.T) {
+// A verdict's explanation is the caller's once it has it: after Rest the
+// monitor keeps no reference to it, the verdicts the caller took are
+// unchanged, and a monitor with nothing running keeps no running part.
+func TestRestKeepsNoTree(t *testing.T) {
 	names, evs := signalEvents(map[string]string{"x": "01", "r": "00"})
 	e, _ := Parse("x >> r", names)
 	m := NewMonitor(Assertion{Expr: e, OnEnd: EndFail, Trees: TreesViolations})
 	for _, ev := range evs {
 		m.Step(ev)
+		m.Rest()
+	}
+	if m.run == nil || m.Live() != 1 {
+		t.Fatalf("x waits for r: running %v, %d live", m.run != nil, m.Live())
 	}
 	vs := m.Finish()
 	if len(vs) != 1 || !vs[0].Violation || len(vs[0].Trees) != 1 {
 		t.Fatalf("verdicts %+v", vs)
 	}
-	m.ForgetVerdicts()
-	if m.run.verdicts != nil {
-		t.Errorf("the monitor keeps %d verdicts after ForgetVerdicts", len(m.run.verdicts))
+	m.Rest()
+	if m.run != nil {
+		t.Errorf("after Rest with nothing running the monitor keeps its running part (%d verdicts)", len(m.run.verdicts))
 	}
 	if len(vs[0].Trees) != 1 {
 		t.Error("the caller's verdict lost its tree")
 	}
+}
+
+// A monitor that rests after every step and every end decides what one that
+// never rests decides, explanation trees and all: random expressions over
+// random streams, three sequences each.
+func TestRestChangesNoVerdict(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	policies := []EndPolicy{EndInconclusive, EndFail, EndIgnore}
+	for i := range 3000 {
+		a := Assertion{Expr: randomExpr(r, 1+r.IntN(4)), OnEnd: policies[r.IntN(len(policies))], Passes: true, Trees: TreesAll}
+		plain, resting := NewMonitor(a), NewMonitor(a)
+		for seq := range 3 {
+			for j, ev := range randomEvents(r, 1+r.IntN(12)) {
+				want := describeVerdicts(plain.Step(ev))
+				got := describeVerdicts(resting.Step(ev))
+				resting.Rest()
+				if got != want {
+					t.Fatalf("case %d, %s, sequence %d, event %d: resting\n%s\nplain\n%s", i, a.Expr, seq, j, got, want)
+				}
+			}
+			want := describeVerdicts(plain.Finish())
+			got := describeVerdicts(resting.Finish())
+			resting.Rest()
+			if got != want {
+				t.Fatalf("case %d, %s, sequence %d, end: resting\n%s\nplain\n%s", i, a.Expr, seq, got, want)
+			}
+		}
+	}
+}
+
+// describeVerdicts is everything a verdict says, its trees formatted.
+func describeVerdicts(vs []Verdict) string {
+	var b strings.Builder
+	for _, v := range vs {
+		fmt.Fprintf(&b, "%v %d/%d x%d refs %d/%d violation %t note %q\n", v.Kind, v.Start, v.End, v.Count, v.StartRef, v.EndRef, v.Violation, v.TreeNote)
+		for _, tr := range v.Trees {
+			b.WriteString(tr.Format(tenTimes))
+		}
+	}
+	return b.String()
 }
 
 func TestNever(t *testing.T) {
