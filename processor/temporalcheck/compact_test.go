@@ -165,10 +165,11 @@ func TestOpenAndDormantGroupsAreGauged(t *testing.T) {
 }
 
 // BenchmarkTurnAfterAPause: what compact_after costs a conversation's next
-// turn. One op is one turn (a tool call) of one of 50 conversations of 20
-// turns each, a minute after the last turn: with compact_after 10s, every
-// turn finds its conversation dormant and rebuilds it by replaying its
-// events (up to 19 turns); with 0, it is still in memory.
+// turn. One op is one turn (a tool call, the five tools in turn) of one of
+// 50 conversations of 20 turns each, a minute after the last turn, under
+// te3 (weatherConfig): with compact_after 10s, every turn finds its
+// conversation dormant and rebuilds it by replaying its events (up to 19
+// turns); with 0, it is still in memory.
 func BenchmarkTurnAfterAPause(b *testing.B) {
 	const conversations, turns = 50, 20
 	tools := []string{"transfer_to_greeting", "say_hello", "transfer_to_weather", "get_weather", "say_goodbye"}
@@ -186,7 +187,7 @@ func BenchmarkTurnAfterAPause(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				conv := fmt.Sprintf("c%d-%d", i%conversations, i/(conversations*turns))
-				if err := tp.ConsumeTraces(context.Background(), weatherTurn(i, conv, tools[i%len(tools)])); err != nil {
+				if err := tp.ConsumeTraces(context.Background(), weatherTurn(i, conv, tools[(i/conversations)%len(tools)])); err != nil {
 					b.Fatal(err)
 				}
 				clock.t = clock.t.Add(time.Minute)
