@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentguard/agentguard/test/harness"
 )
@@ -169,7 +170,11 @@ func send(o options, otlp string, requests [][]byte) (int, error) {
 		return harness.SendAllTraces(otlp, requests, o.senders)
 	}
 	var retries int
+	began := time.Now()
 	err := sendPaced(otlp, requests, o.every, nil, func(n int) { retries += n })
+	// A collector slower than the pace holds the sender back: say how far.
+	progress("sent %d requests in %v, one every %v (paced at %v)", len(requests), time.Since(began).Round(time.Millisecond),
+		(time.Since(began) / time.Duration(max(1, len(requests)))).Round(time.Microsecond), o.every)
 	return retries, err
 }
 

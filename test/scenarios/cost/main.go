@@ -80,7 +80,7 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.n, "n", 1500, "episodes (weather: conversations) per configuration per round, and row 5's episodes")
 	flag.IntVar(&o.groups, "groups", 20000, "row 4: open conversation groups")
 	flag.IntVar(&o.senders, "senders", 4, "rows 1-3: concurrent senders")
-	flag.DurationVar(&o.every, "every", 0, "rows 1-3: send the requests one after another this far apart, a steady load below saturation, instead of as fast as -senders can (0)")
+	flag.DurationVar(&o.every, "every", 0, "rows 1-3: send the requests one after another this far apart, a steady load below saturation, instead of as fast as -senders can (0: -senders)")
 	flag.BoolVar(&o.bench, "bench", true, "row 6: run temporalcheck's ThroughputParallel benchmark at 1 and 2 cores")
 	flag.StringVar(&o.bin, "collector", "dist/otelcol-agentguard", "the built collector")
 	flag.StringVar(&o.profile, "profile", "", "write each CPU run's profile and allocations (rows 1-3) and each collector's heap (row 4) to this directory, from the collector's pprof extension")
