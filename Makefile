@@ -251,7 +251,7 @@ cost: $(DIST_BIN)
 # The same, short, for CI: that it measures every row but the benchmark, not
 # what it measures.
 cost-short: $(DIST_BIN)
-	$(GO) run ./test/scenarios/cost -rounds 1 -n 60 -groups 500 -bench=false
+	$(GO) run ./test/scenarios/cost -rounds 1 -n 60 -groups 500 -steady-n 200 -bench=false
 
 # The scenario programs of test/scenarios, each a go run from the
 # repository's root (their default paths are relative to it), after the

@@ -4,6 +4,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -193,4 +195,32 @@ func cpuResult(r cpuRow, num, den []float64) result {
 		goal: fmt.Sprintf("≤ %g×", r.goal),
 		met:  m <= r.goal,
 	}
+}
+
+// steadyLoad is row 7's: row 3's configurations fed n conversations, one
+// request every so long, a load the collector keeps up with for seconds
+// (make cost's rows 1–3 are bursts of under a second).
+type steadyLoad struct {
+	n     int
+	every time.Duration
+}
+
+// steadyCost is row 7: row 3 in a steady load.
+func steadyCost(o options, sk *sink) (result, error) {
+	o.n, o.every = o.steady.n, o.steady.every
+	o.dir = filepath.Join(o.dir, "steady") // its collectors' logs beside rows 1–3's
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return result{}, err
+	}
+	row := cpuRow{7, fmt.Sprintf("temporalcheck (weather) CPU per span ÷ a pass-through with `batch`, a steady load: %d conversations, one every %v", o.n, o.every),
+		"weather", "pass-through with batch (weather spans)", 1.2}
+	runs, err := cpuRuns(o, []cpuRow{row})
+	if err != nil {
+		return result{}, err
+	}
+	perSpan, err := rounds(o, sk, runs)
+	if err != nil {
+		return result{}, err
+	}
+	return cpuResult(row, perSpan[row.num], perSpan[row.den]), nil
 }

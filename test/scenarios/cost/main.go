@@ -16,7 +16,9 @@
 // pass-through and one with the batch processor; 4 the resident memory an
 // open conversation group costs, net of a pass-through fed the same spans;
 // 5 the time from a span sent to its verdict log record at the logs
-// backend; 6 temporalcheck's parallel benchmark at 2 cores against 1.
+// backend; 6 temporalcheck's parallel benchmark at 2 cores against 1; 7
+// row 3 in a steady load (rows 1–3 are bursts of under a second: four
+// senders as fast as they go).
 //
 //	go run ./test/scenarios/cost -rounds 5 -n 1500
 package main
@@ -45,6 +47,7 @@ type options struct {
 	groups  int           // row 4's open groups
 	senders int           // rows 1–3's concurrent senders
 	every   time.Duration // rows 1–3: requests one after another this far apart (0: as fast as the senders go)
+	steady  steadyLoad    // row 7's
 	bench   bool          // row 6
 	bin     string        // the built collector
 	rows    map[int]bool  // the rows to measure
@@ -80,19 +83,21 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.n, "n", 1500, "episodes (weather: conversations) per configuration per round, and row 5's episodes")
 	flag.IntVar(&o.groups, "groups", 20000, "row 4: open conversation groups")
 	flag.IntVar(&o.senders, "senders", 4, "rows 1-3: concurrent senders")
+	flag.IntVar(&o.steady.n, "steady-n", 10000, "row 7: conversations a round")
+	flag.DurationVar(&o.steady.every, "steady-every", time.Millisecond, "row 7: one request (a conversation) every this long")
 	flag.DurationVar(&o.every, "every", 0, "rows 1-3: send the requests one after another this far apart, a steady load below saturation, instead of as fast as -senders can (0: -senders)")
 	flag.BoolVar(&o.bench, "bench", true, "row 6: run temporalcheck's ThroughputParallel benchmark at 1 and 2 cores")
 	flag.StringVar(&o.bin, "collector", "dist/otelcol-agentguard", "the built collector")
 	flag.StringVar(&o.profile, "profile", "", "write each CPU run's profile and allocations (rows 1-3) and each collector's heap (row 4) to this directory, from the collector's pprof extension")
 	flag.StringVar(&o.weather, "weather", defaultWeather, "row 3: the weather configuration measured (examples/weather/guard.yaml: judged on arrival, for the decisions endpoint)")
 	flag.IntVar(&o.profileSeconds, "profile-seconds", 3, "with -profile: how long each CPU run is profiled, from its first request (a run longer than this is profiled only in part)")
-	rows := flag.String("rows", "1,2,3,4,5,6", "the rows to measure, by number")
+	rows := flag.String("rows", "1,2,3,4,5,6,7", "the rows to measure, by number")
 	flag.Parse()
 	if o.rounds < 1 || o.n < 1 || o.groups < 1 || o.senders < 1 || o.profileSeconds < 1 {
 		return o, errors.New("-rounds, -n, -groups, -senders and -profile-seconds must be at least 1")
 	}
-	if o.every < 0 {
-		return o, errors.New("-every must not be negative")
+	if o.every < 0 || o.steady.n < 1 || o.steady.every <= 0 {
+		return o, errors.New("-every must not be negative, -steady-n and -steady-every must be positive")
 	}
 	var err error
 	o.rows, err = parseRows(*rows)
@@ -104,8 +109,8 @@ func parseRows(s string) (map[int]bool, error) {
 	rows := map[int]bool{}
 	for f := range strings.SplitSeq(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 6 {
-			return nil, fmt.Errorf("-rows %q: want row numbers from 1 to 6", s)
+		if err != nil || n < 1 || n > 7 {
+			return nil, fmt.Errorf("-rows %q: want row numbers from 1 to 7", s)
 		}
 		rows[n] = true
 	}
@@ -141,7 +146,7 @@ func run(o options, w io.Writer) error {
 	for _, r := range []struct {
 		row     int
 		measure func(options, *sink) (result, error)
-	}{{4, memoryCost}, {5, logLatency}, {6, parallelScaling}} {
+	}{{4, memoryCost}, {5, logLatency}, {6, parallelScaling}, {7, steadyCost}} {
 		if !o.rows[r.row] || (r.row == 6 && !o.bench) {
 			continue
 		}

