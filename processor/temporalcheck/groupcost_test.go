@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
@@ -106,7 +105,10 @@ func TestOpenADKConversationCost(t *testing.T) {
 	reported := 0
 	for i := range groups {
 		for _, turn := range turns {
-			feed(t, p, asConversation(turn, i))
+			td := ptrace.NewTraces()
+			turn.CopyTo(td)
+			fixtures.AsNewConversation(td, i)
+			feed(t, p, td)
 		}
 		if i%1000 == 999 {
 			clock.t = clock.t.Add(time.Second)
@@ -131,29 +133,6 @@ func TestOpenADKConversationCost(t *testing.T) {
 	if perGroup > bound {
 		t.Errorf("an open conversation costs %.0f bytes, more than %d", perGroup, bound)
 	}
-}
-
-// asConversation is a copy of a recorded turn made conversation i: its
-// trace IDs' first bytes i, its conversation keys conversation-i.
-func asConversation(src ptrace.Traces, i int) ptrace.Traces {
-	td := ptrace.NewTraces()
-	src.CopyTo(td)
-	conv := fmt.Sprintf("conversation-%d", i)
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, sp := range ss.Spans().All() {
-				id := sp.TraceID()
-				id[0], id[1], id[2], id[3] = byte(i), byte(i>>8), byte(i>>16), byte(i>>24)
-				sp.SetTraceID(id)
-				for _, key := range sequence.ConversationKeys() {
-					if _, ok := sp.Attributes().Get(key); ok {
-						sp.Attributes().PutStr(key, conv)
-					}
-				}
-			}
-		}
-	}
-	return td
 }
 
 // liveHeap is the heap in use after a collection.

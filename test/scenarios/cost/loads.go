@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/agentguard/agentguard/internal/core/sequence"
+	"github.com/agentguard/agentguard/internal/fixtures"
 	"github.com/agentguard/agentguard/test/harness"
 	"github.com/agentguard/agentguard/test/sim/household"
 )
@@ -82,34 +82,12 @@ func weatherLoad(n int) (*load, error) {
 	for i := range n {
 		td := ptrace.NewTraces()
 		tds[i%len(tds)].CopyTo(td)
-		asNewConversation(td, i)
+		fixtures.AsNewConversation(td, i)
 		if err := l.add(td); err != nil {
 			return nil, err
 		}
 	}
 	return l, nil
-}
-
-// asNewConversation makes a recorded conversation conversation i: new trace
-// IDs (their first four bytes i, the turns still told apart by the rest),
-// and every conversation key group_by: conversation reads that a span
-// carries (ADK puts one on some spans only) set to conversation-i.
-func asNewConversation(td ptrace.Traces, i int) {
-	conversation := fmt.Sprintf("conversation-%d", i)
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, sp := range ss.Spans().All() {
-				id := sp.TraceID()
-				id[0], id[1], id[2], id[3] = byte(i), byte(i>>8), byte(i>>16), byte(i>>24)
-				sp.SetTraceID(id)
-				for _, key := range sequence.ConversationKeys() {
-					if _, ok := sp.Attributes().Get(key); ok {
-						sp.Attributes().PutStr(key, conversation)
-					}
-				}
-			}
-		}
-	}
 }
 
 // recorded reads testdata/traces/<dir>/<name>.json for each name.
