@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/fixtures"
 )
 
@@ -107,7 +108,7 @@ func TestOpenADKConversationCost(t *testing.T) {
 		for _, turn := range turns {
 			td := ptrace.NewTraces()
 			turn.CopyTo(td)
-			fixtures.AsNewConversation(td, i)
+			fixtures.AsNewConversation(td, i, sequence.ConversationKeys())
 			feed(t, p, td)
 		}
 		if i%1000 == 999 {
