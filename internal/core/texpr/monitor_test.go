@@ -101,12 +101,18 @@ func TestRestKeepsNoTree(t *testing.T) {
 
 // A monitor that rests after every step and every end decides what one that
 // never rests decides, explanation trees and all: random expressions over
-// random streams, three sequences each.
+// random streams, three sequences each, always and never, anchored or not,
+// with passes or without, and thread caps small enough to be hit.
 func TestRestChangesNoVerdict(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	policies := []EndPolicy{EndInconclusive, EndFail, EndIgnore}
-	for i := range 3000 {
-		a := Assertion{Expr: randomExpr(r, 1+r.IntN(4)), OnEnd: policies[r.IntN(len(policies))], Passes: true, Trees: TreesAll}
+	trees := []Trees{TreesAll, TreesViolations, TreesNone}
+	for i := range 4000 {
+		a := Assertion{Expr: randomExpr(r, 1+r.IntN(4)), OnEnd: policies[r.IntN(len(policies))],
+			Never: r.IntN(2) == 0, Anchored: r.IntN(2) == 0, MaxThreads: r.IntN(5), Passes: r.IntN(2) == 0}
+		if a.Trees = trees[r.IntN(len(trees))]; a.Passes {
+			a.Trees = TreesAll
+		}
 		plain, resting := NewMonitor(a), NewMonitor(a)
 		for seq := range 3 {
 			for j, ev := range randomEvents(r, 1+r.IntN(12)) {
