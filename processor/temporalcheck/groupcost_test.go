@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentguard/agentguard/internal/core/sequence"
 	"github.com/agentguard/agentguard/internal/fixtures"
+	"github.com/agentguard/agentguard/internal/fixtures/recording"
 )
 
 // groupTrace is one turn of conversation n: a single say_hello call.
@@ -108,7 +109,7 @@ func TestOpenADKConversationCost(t *testing.T) {
 		for _, turn := range turns {
 			td := ptrace.NewTraces()
 			turn.CopyTo(td)
-			fixtures.AsNewConversation(td, i, sequence.ConversationKeys())
+			recording.Renumber(td, i, fmt.Sprintf("conversation-%d", i), sequence.ConversationKeys()...)
 			feed(t, p, td)
 		}
 		if i%1000 == 999 {

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentguard/agentguard/internal/core/sequence"
-	"github.com/agentguard/agentguard/internal/fixtures"
+	"github.com/agentguard/agentguard/internal/fixtures/recording"
 	"github.com/agentguard/agentguard/test/harness"
 	"github.com/agentguard/agentguard/test/sim/household"
 )
@@ -83,7 +83,7 @@ func weatherLoad(n int) (*load, error) {
 	for i := range n {
 		td := ptrace.NewTraces()
 		tds[i%len(tds)].CopyTo(td)
-		fixtures.AsNewConversation(td, i, sequence.ConversationKeys())
+		recording.Renumber(td, i, fmt.Sprintf("conversation-%d", i), sequence.ConversationKeys()...)
 		if err := l.add(td); err != nil {
 			return nil, err
 		}

@@ -12,6 +12,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentguard/agentguard/internal/fixtures/recording"
 )
 
 // What the fixtures' exporter wrote: the service, the instrumentation scope,
@@ -344,17 +346,5 @@ func mustJSON(v any) string {
 // four bytes i) in a new LangGraph thread (session.id thread-i), so that a
 // benchmark or a load can send one recording many times.
 func AsNewEpisode(td ptrace.Traces, i int) {
-	thread := "thread-" + strconv.Itoa(i)
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, sp := range ss.Spans().All() {
-				id := sp.TraceID()
-				id[0], id[1], id[2], id[3] = byte(i), byte(i>>8), byte(i>>16), byte(i>>24)
-				sp.SetTraceID(id)
-				if _, ok := sp.Attributes().Get("session.id"); ok {
-					sp.Attributes().PutStr("session.id", thread)
-				}
-			}
-		}
-	}
+	recording.Renumber(td, i, "thread-"+strconv.Itoa(i), "session.id")
 }
