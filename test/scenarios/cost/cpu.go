@@ -175,8 +175,9 @@ func send(o options, otlp string, requests [][]byte) (int, error) {
 	began := time.Now()
 	err := sendPaced(otlp, requests, o.every, nil, func(n int) { retries += n })
 	// A collector slower than the pace holds the sender back: say how far.
-	progress("sent %d requests in %v, one every %v (paced at %v)", len(requests), time.Since(began).Round(time.Millisecond),
-		(time.Since(began) / time.Duration(max(1, len(requests)))).Round(time.Microsecond), o.every)
+	took := time.Since(began)
+	progress("sent %d requests in %v, one every %v (paced at %v)", len(requests), took.Round(time.Millisecond),
+		(took / time.Duration(max(1, len(requests)))).Round(time.Microsecond), o.every)
 	return retries, err
 }
 
